@@ -41,6 +41,7 @@ class Reader:
         self.parents: dict[ast.AST, ast.AST] = {}
         self.assigned: dict[ast.AST, set[str]] = {}
         self.scopes: dict[ast.AST, set[str]] = {}
+        self.strings = string_values(tree)
         for node in ast.walk(tree):
             for child in ast.iter_child_nodes(node):
                 self.parents[child] = node
@@ -87,6 +88,8 @@ class Reader:
             return node.id in names or node.id in self.imported
         if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
             return node.attr in self.self_attributes(node)
+        if self.loaded_module(node) is not None:  # `sys.modules["name"]`, `sys.modules.get("name")`
+            return any(map(third_party, self.loaded_module(node) or ()))
         if isinstance(node, ast.Attribute | ast.Subscript | ast.Await | ast.Starred):
             return self.is_third_party(node.value, names)
         if isinstance(node, ast.BinOp):  # `Response | None`
@@ -114,6 +117,24 @@ class Reader:
             except SyntaxError:
                 return False
         return False
+
+    def loaded_module(self, node: ast.AST) -> set[str] | None:
+        """The names of the modules `sys.modules[name]` (or `.get(name)`) may be, or None for another expression."""
+        if isinstance(node, ast.Subscript):
+            holder, key = node.value, node.slice
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get":
+            holder, key = node.func.value, node.args[0] if node.args else None
+        else:
+            return None
+        if not (
+            isinstance(holder, ast.Attribute)
+            and holder.attr == "modules"
+            and isinstance(holder.value, ast.Name)
+            and holder.value.id == "sys"
+            and key is not None
+        ):
+            return None
+        return literal_strings(key, self.strings)
 
     def self_attributes(self, node: ast.AST) -> set[str]:
         """The attributes of `self` that the class around `node` assigns a third-party object (`self.x = Client()`)."""
@@ -186,7 +207,7 @@ class Reader:
         inherited = self.scope_names(outer, set()) if outer is not None else set()  # type: ignore[arg-type]
         names = self.scope_names(scope, inherited)
         for node in self.scope_nodes(scope):
-            by_name = named_member(node)
+            by_name = named_member(node, self.strings)
             if by_name is not None and private(by_name[1]) and self.is_third_party(by_name[0], names):
                 self.found.add((node.lineno, f"uses {ast.unparse(by_name[0])}.{by_name[1]}"))
             if not isinstance(node, ast.Attribute) or not private(node.attr):
@@ -199,18 +220,87 @@ class Reader:
                     self.found.add((node.lineno, f"uses {ast.unparse(node)} (inherited from a dependency)"))
 
 
-def named_member(node: ast.AST) -> tuple[ast.expr, str] | None:
-    """`(obj, "name")` for `getattr(obj, "name", ...)` (and `setattr`, `hasattr`, `delattr`)."""
-    if (
-        isinstance(node, ast.Call)
-        and isinstance(node.func, ast.Name)
-        and node.func.id in {"getattr", "setattr", "hasattr", "delattr"}
-        and len(node.args) >= 2
-        and isinstance(node.args[1], ast.Constant)
-        and isinstance(node.args[1].value, str)
-    ):
-        return node.args[0], node.args[1].value
-    return None
+def named_member(node: ast.AST, strings: dict[str, set[str]] | None = None) -> tuple[ast.expr, str] | None:
+    """`(obj, "name")` for `getattr(obj, "name", ...)` (and `setattr`, `hasattr`, `delattr`), `object.__setattr__(obj,
+    "name", ...)`, `obj.__setattr__("name", ...)`, `obj.__dict__["name"]` and `vars(obj)["name"]`. The name may be
+    written through the module's strings (`strings`, `string_values`): a private one among its values is the one."""
+    target: ast.expr | None = None
+    named: ast.expr | None = None
+    if isinstance(node, ast.Call) and len(node.args) >= 1:
+        func = node.func
+        if isinstance(func, ast.Name) and func.id in NAMED_ACCESS and len(node.args) >= 2:
+            target, named = node.args[0], node.args[1]
+        elif isinstance(func, ast.Attribute) and func.attr in DUNDER_ACCESS:
+            if isinstance(func.value, ast.Name) and func.value.id in {"object", "type"} and len(node.args) >= 2:
+                target, named = node.args[0], node.args[1]
+            else:
+                target, named = func.value, node.args[0]
+    elif isinstance(node, ast.Subscript):
+        holder = node.value
+        if isinstance(holder, ast.Attribute) and holder.attr == "__dict__":
+            target, named = holder.value, node.slice
+        elif (
+            isinstance(holder, ast.Call)
+            and isinstance(holder.func, ast.Name)
+            and holder.func.id == "vars"
+            and len(holder.args) == 1
+        ):
+            target, named = holder.args[0], node.slice
+    if target is None or named is None:
+        return None
+    values = literal_strings(named, strings or {})
+    if not values:
+        return None
+    return target, min(values, key=lambda value: (not private(value), value))
+
+
+NAMED_ACCESS = frozenset({"getattr", "setattr", "hasattr", "delattr"})
+DUNDER_ACCESS = frozenset({"__getattribute__", "__getattr__", "__setattr__", "__delattr__"})
+
+
+def string_values(tree: ast.AST) -> dict[str, set[str]]:
+    """The strings each name of a module is bound to where the text spells them out (`NAME = "_x"`, `for name in
+    ("_a", "_b")`), so a member's name passed through one is read as that name."""
+    values: dict[str, set[str]] = {}
+    for _ in range(2):  # a string made of another name's
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Assign | ast.AnnAssign) and node.value is not None:
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                found = literal_strings(node.value, values)
+            elif isinstance(node, ast.For | ast.AsyncFor | ast.comprehension) and isinstance(
+                node.iter, ast.Tuple | ast.List | ast.Set
+            ):
+                targets = [node.target]
+                found = {value for element in node.iter.elts for value in literal_strings(element, values)}
+            else:
+                continue
+            for target in targets:
+                if isinstance(target, ast.Name) and found:
+                    values.setdefault(target.id, set()).update(found)
+    return values
+
+
+def literal_strings(node: ast.AST, strings: dict[str, set[str]]) -> set[str]:
+    """The strings an expression may be, as far as the text spells them out (constants, `strings`' names, `+` and
+    f-strings of those); empty when it does not."""
+    if isinstance(node, ast.Constant):
+        return {node.value} if isinstance(node.value, str) else set()
+    if isinstance(node, ast.Name):
+        return set(strings.get(node.id, ()))
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        left, right = literal_strings(node.left, strings), literal_strings(node.right, strings)
+        return {first + second for first in left for second in right}
+    if isinstance(node, ast.FormattedValue) and node.format_spec is None and node.conversion == -1:
+        return literal_strings(node.value, strings)
+    if isinstance(node, ast.JoinedStr):
+        made = {""}
+        for piece in node.values:
+            parts = literal_strings(piece, strings)
+            if not parts:
+                return set()
+            made = {first + second for first in made for second in parts}
+        return made
+    return set()
 
 
 def bound_names(target: ast.AST) -> Iterator[str]:
@@ -286,6 +376,10 @@ def _write(root: Path, source: str) -> Path:
         "import importlib\nm = importlib.import_module('components.store')\nm._rows\ngetattr(m, '_rows')\n",
         "import quorvane\nclass Store:\n    def __init__(self):\n        self._lock = quorvane.Lock()\n"
         "        self._rows = []\n    def add(self, row):\n        self._rows.append(row)\n",
+        # Names through strings that are public, or on the product's own and the standard library's modules.
+        "import quorvane.net as net\nSIZE = 'size'\ngetattr(net, SIZE)\nnet.__dict__['size']\n",
+        "import sys\nimport quorvane\nNAME = '_rows'\ngetattr(sys.modules['components.store'], NAME)\n"
+        "vars(sys)['_x']\nobject.__setattr__(sys, '_x', 1)\n",
     ],
 )
 def test_own_and_public_members_are_not_found(tmp_path: Path, source: str) -> None:
@@ -421,6 +515,20 @@ DEPENDENCY_PRIVATE_USES = [
             "from quorvane import Adapter\nclass A(Adapter):\n    def send(self):\n        return self._pool\n",
             "4 uses self._pool (inherited from a dependency)",
         ),
+        # The member's name written through a string the call does not spell out, or by another way of writing it.
+        ("import quorvane.net as net\nPOOL = '_pool'\nsetattr(net, POOL, None)\n", "3 uses net._pool"),
+        ("import quorvane.net as net\nfor name in ('size', '_pool'):\n    getattr(net, name)\n", "3 uses net._pool"),
+        ("import quorvane.net as net\nsetattr(net, '_' + 'pool', None)\n", "2 uses net._pool"),
+        ("import quorvane.net as net\nPART = 'pool'\ndelattr(net, f'_{PART}')\n", "3 uses net._pool"),
+        ("import quorvane.net as net\nobject.__setattr__(net, '_pool', None)\n", "2 uses net._pool"),
+        ("import quorvane.net as net\nnet.__setattr__('_pool', None)\n", "2 uses net._pool"),
+        ("import quorvane.net as net\nnet.__dict__['_pool'] = None\n", "2 uses net._pool"),
+        ("import quorvane.net as net\nvars(net)['_pool'] = None\n", "2 uses net._pool"),
+        (
+            "import sys\nsetattr(sys.modules['quorvane.net'], '_pool', None)\n",
+            "2 uses sys.modules['quorvane.net']._pool",
+        ),
+        ("import sys\nsys.modules.get('quorvane.net')._pool = None\n", "2 uses sys.modules.get('quorvane.net')._pool"),
 ]
 OWN_PRIVATE_USES = [
         ("from components.store import _rows\n", "1 imports components.store._rows"),

@@ -123,15 +123,16 @@ def _asked_in_its_clause(doc: Any, wh: set[int], clauses: list[Any]) -> ChainCut
     """A question whose wh-word sits in the clause of a noun the rest of it says something of: "Nadia Vell starred in
     a series that first aired on what network?" asks first which series ("Nadia Vell starred in what series?"), then
     the clause of it ("<series> first aired on what network?"). The noun must be no predicate of the question's
-    subject ("X is a consultant who worked with the mayor of what city?" describes X, a single hop), and the rest
-    outside the clause must hold a name (what the first hop is looked up by)."""
+    subject ("X is a consultant who worked with the mayor of what city?" describes X, a single hop) nor in apposition
+    to another ("X, a consultant who worked with ..." is X again), and the rest outside the clause must hold a name
+    (what the first hop is looked up by)."""
     for clause in sorted(clauses, key=lambda token: token.i, reverse=True):  # the innermost clause first
         noun = clause.head
         inside = {token.i for token in clause.subtree}
         if len(wh) != 1 or not wh <= inside or clause.pos_ not in {"VERB", "AUX"}:
             continue
-        if noun.pos_ != "NOUN" or not noun.text.islower() or noun.dep_ in {"attr", "ROOT"}:
-            continue
+        if noun.pos_ != "NOUN" or not noun.text.islower() or noun.dep_ in {"attr", "ROOT", "appos"}:
+            continue  # a predicate of the subject, or a noun in apposition to a name, is that thing itself
         if noun.lemma_.lower() in LIGHT_NOUNS or any(token.dep_ in CLAUSE_DEPS for token in noun.head.ancestors):
             continue
         start, end = min(inside), max(inside) + 1

@@ -111,6 +111,9 @@ def test_the_innermost_description_is_asked_first(question, hop, rest):
         "Who wrote the song that everyone sang?",
         # A clause on a predicate of the subject describes the subject itself: one hop.
         "Tessa Orlund is a singer who was born in what city?",
+        # So does a clause on a noun in apposition to a name: the noun is that name's, no other thing to find first.
+        "The album Velk was recorded by Tessa Orlund, a singer who was born in what city?",
+        "Tessa Orlund, a singer who was born in what city, recorded the album Velk?",
         # No question word.
         "Tell me about Quellport.",
         # A name's possessive whose noun carries a name of its own says which one it is: nothing to look up first.
