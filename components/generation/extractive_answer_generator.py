@@ -729,8 +729,8 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
                         links += [sentence for sentence in (hop.via, hop.sentence) if sentence not in links]
                     found_how[0]["links"] = [(link, _link_score(link, hops, found_how[0]["score"])) for link in links]
             if len(used) < self.max_sentences and scoring.on("relation"):
-                # A second subject the question names ("... by Harold and Tostig Godwinson, he was an Earl of which
-                # location?"): the sentence of the chunk about it that adds most to the question joins the answer.
+                # A second subject the question names ("... by Aldric and Osmund Varne, he was a count of which
+                # town?"): the sentence of the chunk about it that adds most to the question joins the answer.
                 other = _relation_sentence([sentence for sentence, _ in chosen], pool, question, weights, used)
                 if other is not None:
                     used.add(id(other))
@@ -1713,7 +1713,7 @@ def _relation_sentence(
 ) -> _Sentence | None:
     """When no chosen sentence holds the relation the question asks for, the sentence that adds MIN_HOP_GAIN of the
     question's weighted terms and most of the relation, from a chunk titled with another name of the question ("... by
-    Harold and Tostig Godwinson, he was an Earl of which location?") or, holding some of the relation, from a chosen
+    Aldric and Osmund Varne, he was a count of which town?") or, holding some of the relation, from a chosen
     sentence's chunk; None when there is none."""
     total = sum(weights.values())
     if total <= 0:

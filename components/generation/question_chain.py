@@ -1,6 +1,6 @@
-"""A chain question cut at its innermost description: "Who directed the film that was shot in Leland in 1986?" asks
-first what the film shot there is (the hop), then who directed that film (the rest, with the hop's answer in the
-description's place).
+"""A chain question cut at its innermost description: "Who directed the film that was shot in Brindlemoor in 1979?"
+asks first what the film shot there is (the hop), then who directed that film (the rest, with the hop's answer in
+the description's place).
 
 A description is a noun phrase the question uses to point at something it does not name: a noun with a relative or
 participial clause ("the film that was shot in ...", "the county in which X is located", "the book named after ..."),
@@ -21,9 +21,9 @@ the name of the team that won X?" ask for the described thing itself.
 
 Usage:
 ```python
-cut = decompose("Who directed the film that was shot in Leland in 1986?")
-cut.hop, cut.rest("Maximum Overdrive")
-# 'What is the film that was shot in Leland in 1986?', 'Who directed Maximum Overdrive?'
+cut = decompose("Who directed the film that was shot in Brindlemoor in 1979?")
+cut.hop, cut.rest("Pale Orchard")
+# 'What is the film that was shot in Brindlemoor in 1979?', 'Who directed Pale Orchard?'
 ```
 """
 

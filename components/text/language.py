@@ -466,7 +466,7 @@ def _continues(previous: str, following: str) -> bool:
     It did when the second part opens as no sentence does (in lower case, or on a comma, a semicolon, a colon or a
     closing bracket), when the first ends on an abbreviation that does not end sentences ("Dr.", "ca.",
     "Sweden v."), or when the first has no closing punctuation and the second opens on a bracket or a digit
-    ("born on 10 July | [O.S. 28 June] 1856").
+    ("born on 14 May | [O.S. 2 May] 1862").
     """
     if not previous or not following:
         return False

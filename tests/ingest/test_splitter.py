@@ -44,9 +44,9 @@ class TestSentences:
     @pytest.mark.parametrize(
         "sentence",
         [
-            "The mill consumes approx. 4 kg (8.8 lb) of grain per hour.",  # after an abbreviation
+            "The mill grinds approx. 4 kg (8.8 lb) of grain every hour.",  # after an abbreviation
             "The town had ca. 4,000 people when the levee was finished.",
-            "His workshop was located near Foote Ave. and Kiowa St. in the old town.",  # a part in lower case
+            "His workshop stood near Alder Ave. and Birch St. in the old town.",  # a part in lower case
             # a part with no closing punctuation, then one in lower case
             "Where a duty discriminates against imports (or exports under article 35) then it must be justified.",
         ],

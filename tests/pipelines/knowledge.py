@@ -10,28 +10,27 @@ from pathlib import Path
 
 import yaml
 
+from tests.fixture_texts import SUPER_BOWL_TEXT, WARSAW_TEXT
+
 PARAGRAPHS = [
     (
         "warsaw",
         "Warsaw",
         "2021-03-01",
-        "Warsaw is the capital and largest city of Poland. The metropolis stands on the Vistula River in "
-        "east-central Poland. Its population is officially estimated at 1.86 million residents.",
+        WARSAW_TEXT,
     ),
     (
         "super-bowl",
         "Super Bowl 50",
         "2016-02-08",
-        "Super Bowl 50 was an American football game to determine the champion of the National Football League "
-        "for the 2015 season. The Denver Broncos defeated the Carolina Panthers 24-10 to earn their third Super "
-        "Bowl title. The game was played at Levi's Stadium in Santa Clara, California.",
+        SUPER_BOWL_TEXT,
     ),
     (
         "photosynthesis",
         "Photosynthesis",
         "2019-06-15",
-        "Photosynthesis is the process by which plants and algae convert light energy into chemical energy. "
-        "It takes place in the chloroplasts and releases oxygen as a by-product.",
+        "In photosynthesis, plants and algae turn the energy of light into chemical energy. "
+        "The process happens in the chloroplasts and gives off oxygen as a by-product.",
     ),
     (
         "hnsw",
@@ -44,8 +43,8 @@ PARAGRAPHS = [
         "curie",
         "Marie Curie",
         None,
-        "Marie Curie was a physicist and chemist who conducted pioneering research on radioactivity. She was the "
-        "first woman to win a Nobel Prize and the only person to win Nobel Prizes in two scientific fields.",
+        "Marie Curie, a physicist and chemist, led early research on radioactivity. She was the first woman "
+        "awarded a Nobel Prize, and she remains the one person to have won Nobel Prizes in two different sciences.",
     ),
 ]
 

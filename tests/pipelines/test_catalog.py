@@ -14,7 +14,7 @@ from tests.pipelines.knowledge import REPO_CATALOG
 
 DOCUMENTS = [
     kb_document("sb", "The Denver Broncos defeated the Carolina Panthers 24-10 to win Super Bowl 50.", 0.7),
-    kb_document("wa", "Warsaw is the capital and largest city of Poland, on the Vistula River.", 0.2),
+    kb_document("wa", "Warsaw, Poland's capital and biggest city, lies on the Vistula River.", 0.2),
 ]
 
 

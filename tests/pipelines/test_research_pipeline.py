@@ -132,7 +132,7 @@ class TestResearchPipeline:
         result = catalog.research(
             "Who won two Nobel Prizes?", sources=KB, streaming_callback=lambda chunk: pieces.append(chunk.content)
         )
-        assert "".join(pieces) == result.answer and "Nobel Prizes in two scientific fields [1]" in result.answer
+        assert "".join(pieces) == result.answer and "Nobel Prizes in two different sciences [1]" in result.answer
 
     @pytest.mark.parametrize(
         ("kwargs", "message"),

@@ -7,7 +7,7 @@ import threading
 import numpy as np
 
 TEXTS = [
-    "Super Bowl 50 was an American football game. The Denver Broncos defeated the Carolina Panthers 24-10.",
+    "Super Bowl 50 settled the 2015 NFL season. The Denver Broncos defeated the Carolina Panthers 24-10.",
     "Warsaw is the capital of Poland. It lies on the Vistula river.",
     "A single sentence without any span given.",
 ]

@@ -8,7 +8,7 @@ from tests.components.ranking.chunks import kb_document
 
 DOCUMENTS = [
     kb_document("sb", "The Denver Broncos defeated the Carolina Panthers 24-10 to win Super Bowl 50."),
-    kb_document("wa", "Warsaw is the capital and largest city of Poland, on the Vistula River."),
+    kb_document("wa", "Warsaw, Poland's capital and biggest city, lies on the Vistula River."),
 ]
 
 

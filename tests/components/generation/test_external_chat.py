@@ -33,11 +33,11 @@ class TestResearchGeneratorExternal:
             model=os.environ.get("RESEARCH_TEST_OPENAI_MODEL", "gpt-4o-mini"),
             timeout_s=60,
         )
-        documents = [kb_document("wa", "Warsaw stands on the Vistula River in east-central Poland.")]
+        documents = [kb_document("wa", "Warsaw, in east-central Poland, stands on the Vistula River.")]
         prompt = [
             ChatMessage.from_system("Answer from the numbered sources only and cite them as [n]."),
             ChatMessage.from_user(
-                "[1] Warsaw stands on the Vistula River in east-central Poland.\n\nQuestion: "
+                "[1] Warsaw, in east-central Poland, stands on the Vistula River.\n\nQuestion: "
                 "Which river does Warsaw stand on?"
             ),
         ]

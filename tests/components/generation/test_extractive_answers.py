@@ -936,7 +936,7 @@ class TestMultiHop:
     )
     EPISODE = kb_document(
         "episode",
-        '"The Long Tide" is the third episode of the first season of "Harbour Lights". It was written by Ines Moll and '
+        '"The Long Tide" is the third episode in the first season of "Harbour Lights". It was written by Ines Moll and '
         "was the first script of the series to be finished.",
         0.6,
         title="The Long Tide (Harbour Lights)",
@@ -959,8 +959,8 @@ class TestMultiHop:
 
     def test_a_short_form_subject_is_answered_with_the_full_name_its_chunk_opens_with(self):
         out = answer(
-            '"The Long Tide" is the third episode of the first season of "Harbour Lights". What recurring character '
-            "makes his first appearance in this episode?",
+            '"The Long Tide" is the third episode in the first season of "Harbour Lights". What recurring '
+            "character first appears in this episode?",
             [self.EPISODE, self.KAPPEL, HARBOUR],
         )
         assert out["short_answer"] == "Hendrik Aurelius Kappel III"
@@ -1196,7 +1196,7 @@ class TestPhraseSpan:
             # The filled phrase is the asked noun: its "of" phrase names which one.
             (
                 "What concept is used to define the classes?",
-                "The classes are defined using the concept of a boundary.",
+                "The classes are defined through the concept of a boundary.",
                 "a boundary",
             ),
             # The "of" phrase is the asked noun: the filled phrase only measures it.

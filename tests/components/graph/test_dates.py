@@ -87,7 +87,7 @@ class TestStatedDates:
         assert (valid.iso(), invalid.iso()) == ("2001", "2004")
 
     def test_a_date_followed_by_a_comment_is_read(self):
-        assert iso("The jet will land when it arrives on November 11, three days later than planned.") == "2019-11-11"
+        assert iso("The jet will be delivered on November 11, which is three days later than planned.") == "2019-11-11"
 
     def test_decades_are_not_years(self):
         assert iso("In the late 1980's it added audio, prompting a suit in 1989.") == "1989"

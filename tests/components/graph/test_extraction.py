@@ -141,7 +141,7 @@ class TestLanguageExtractor:
     def test_since_an_event_the_text_dated_before(self):
         graph = extract(
             "Talmont Records launched Vessa Music on April 28, 2003.\n"
-            "Since its launch Vessa Music has sold more than 3 billion songs.\n"
+            "Since its launch Vessa Music has sold over 2 billion tracks.\n"
             "Since its founding Talmont Records has hired 40 people."
         )
         since = fact_for(graph, "Since its launch")
@@ -638,7 +638,7 @@ class TestEventsOfTheEntity:
             ),
             pytest.param(
                 "Talmont Aerospace announced 5,000 job cuts on Monday. Lyon is a city. "
-                "About half of those cuts will be made among contractors.",
+                "About half of those cuts will fall on contractors.",
                 "About half",
                 ["talmont aerospace"],
                 id="the_part_of_an_event_noun_refers_back_to_that_event",

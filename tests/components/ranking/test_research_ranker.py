@@ -8,21 +8,21 @@ from haystack.components.joiners import DocumentJoiner
 from components.ranking import ResearchRanker
 from components.text.analyzer import stem, terms
 from tests.components.ranking.chunks import kb_document
+from tests.fixture_texts import SUPER_BOWL_TEXT
 
 SUPER_BOWL = kb_document(
     "sb",
-    "Super Bowl 50 was an American football game. The Denver Broncos defeated the Carolina Panthers 24-10 "
-    "to earn their third Super Bowl title. The game was played at Levi's Stadium in Santa Clara.",
+    SUPER_BOWL_TEXT,
     0.55,
     ranks={"kb_dense": 2},
 )
 PANTHERS = kb_document(
     "cp",
-    "The Carolina Panthers are a professional football team based in Charlotte, North Carolina.",
+    "Charlotte, North Carolina, is home to the Carolina Panthers, a professional football team.",
     0.6,
     ranks={"kb_dense": 1},
 )
-PARIS = kb_document("pa", "Paris is the capital and most populous city of France.", 0.1, ranks={"kb_dense": 3})
+PARIS = kb_document("pa", "Paris is the French capital and its most populous city.", 0.1, ranks={"kb_dense": 3})
 
 
 class TestEvidence:

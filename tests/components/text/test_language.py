@@ -172,7 +172,7 @@ class TestSentencesReadOnce:
 
     TEXTS = [
         "Orvella Marsk founded Tindral Works in 1987 [1]. It moved to Kestrow in 1994 [2].",
-        "Dr. Halvar Quen (born 10 July [O.S. 28 June] 1856) studied at Brennmoor; he left in 1880.",
+        "Dr. Halvar Quen (born 14 May [O.S. 2 May] 1862) studied at Brennmoor; he left in 1880.",
         "The Vantor bridge opened.\nIt carries two lines [3].\n\nNo more.",
     ]
 

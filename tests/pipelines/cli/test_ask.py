@@ -39,7 +39,7 @@ class TestAsk:
         out = capsys.readouterr().out
         # The short answer leads when the confidence model is sure of it; otherwise the line says it is not sure.
         assert re.match(r"Short answer: (the Vistula River  \[sure|not sure \(confidence)", out), out[:200]
-        assert "Vistula River in east-central Poland [1]." in out
+        assert "the city stands on the Vistula River [1]." in out
         assert "  n  title" in out and "  1  Warsaw" in out and "https://example.org/warsaw" in out
         assert "kb_dense" in out and "kb_keyword" in out and "success" in out
 

@@ -26,8 +26,8 @@ CORPUS = [
     {
         "id": "c-bowl",
         "title": "Super Bowl 50",
-        "text": "Super Bowl 50 was played on February 7, 2016 at Levi's "
-        "Stadium in Santa Clara. The Denver Broncos defeated the Carolina Panthers 24 to 10.",
+        "text": "Levi's Stadium in Santa Clara hosted Super Bowl 50 on "
+        "February 7, 2016. The Denver Broncos defeated the Carolina Panthers 24 to 10.",
         "date": "2016-02-08",
     },
     {

@@ -17,6 +17,7 @@ import httpx
 import pytest
 
 from tests.contract_servers import free_port
+from tests.fixture_texts import SUPER_BOWL_TEXT
 
 # Small, real texts; each test module finds them through the server's own endpoints.
 CORPUS = [
@@ -24,11 +25,7 @@ CORPUS = [
         "title": "Super Bowl 50",
         "source": "test:super-bowl-50",
         "date": "2016-02-08",
-        "text": (
-            "Super Bowl 50 was an American football game to determine the champion of the National Football League "
-            "for the 2015 season. The Denver Broncos defeated the Carolina Panthers 24 to 10 to earn their third "
-            "Super Bowl title. The game was played on February 7, 2016, at Levi's Stadium in Santa Clara, California."
-        ),
+        "text": SUPER_BOWL_TEXT,
     },
     {
         "title": "HNSW indexes",
