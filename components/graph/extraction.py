@@ -863,8 +863,8 @@ def _phrase(token: Any) -> set[int]:
 
 
 def _since_event(sentence: Any, happened: dict[str, tuple[FuzzyDate, frozenset[str]]]) -> list[DateMention]:
-    """A period that began with an event the text told and dated before ("launched the store on April 28, 2003 ...
-    Since its launch the store has sold ..."): "since" and the event's noun, dated by that event (the noun and the
+    """A period that began with an event the text told and dated before ("released the album on May 3, 2011 ...
+    Since its release the album has found ..."): "since" and the event's noun, dated by that event (the noun and the
     verb share their lemma). A noun naming what it is the event of ("the start of the war") must name something of
     the told event's clause, else it is another event."""
     for token in sentence:
