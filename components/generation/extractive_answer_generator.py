@@ -341,8 +341,7 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
         last_bridge = bool(span) and _is_last_bridge(span, links)
         if direct["parts"][0]["sure"] and not read_off and not last_bridge:
             return direct
-        last = self._link(question, documents, links[-1]["span"], _bridge_sentences(question, links))
-        chained = self._chained(query, links, last)
+        chained = self._chained(query, links, self._last_link(question, documents, links))
         if chained is not None:
             return chained
         return _held_back(direct, held) if read_off else direct
@@ -358,8 +357,7 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
         if found is None:
             return None
         links, question = found
-        last = self._link(question, documents, links[-1]["span"], _bridge_sentences(question, links))
-        return self._chained(query, links, last)
+        return self._chained(query, links, self._last_link(question, documents, links))
 
     def _hops(self, query: str, documents: list[Document]) -> tuple[list[dict[str, Any]], str] | None:
         """The links of a chain question's descriptions, innermost first (`_link` each), and the question left with
@@ -384,8 +382,7 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
         if unanswered is not None:
             # A later hop the chunks do not answer is asked with its bridge; a first one has none to ask with.
             return unanswered, links[-1]["span"]
-        last = self._link(question, documents, links[-1]["span"], _bridge_sentences(question, links))
-        chained = self._chained(query, links, last)
+        chained = self._chained(query, links, self._last_link(question, documents, links))
         if chained is not None and chained["parts"][0]["sure"]:
             return None
         return question, links[-1]["span"]
@@ -440,6 +437,13 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
             "short_answer_confidence": round(confidence, 4),
             "parts": [part],
         }
+
+    def _last_link(
+        self, question: str, documents: list[Document], links: list[dict[str, Any]]
+    ) -> dict[str, Any] | None:
+        """The chain's last link: `question` (the rest, with the last bridge in place) read about that bridge, past the
+        earlier links' sentences that say nothing asked of it (`_bridge_sentences`)."""
+        return self._link(question, documents, links[-1]["span"], _bridge_sentences(question, links))
 
     def _link(
         self, question: str, documents: list[Document], bridge: str = "", read: frozenset[str] = frozenset()
