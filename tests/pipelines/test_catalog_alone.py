@@ -11,6 +11,7 @@ import pytest
 from components.generation.hop_retriever import HopRetriever
 from components.generation.research_generator import ResearchGenerator
 from components.ranking.research_ranker import ResearchRanker
+from components.resilience.scheduling import question_alone_on_loop
 from pipelines.catalog import PipelineCatalog
 
 CATALOG = (
@@ -54,7 +55,23 @@ def test_run_async_on_a_shared_loop_keeps_the_stage_in_a_worker_thread() -> None
     assert stage_thread != loop_thread
 
 
+class _SaysWhere:
+    """Stands in for a stage's instance: its `run` says which thread ran it."""
+
+    def run(self, **_: object) -> dict[str, int]:
+        return {"thread": threading.get_ident()}
+
+
 @pytest.mark.parametrize("kind", [ResearchRanker, HopRetriever, ResearchGenerator])
-def test_the_stages_after_the_sources_have_a_twin_for_a_loop_of_their_own(kind: type) -> None:
+def test_the_stages_after_the_sources_run_on_the_loop_only_while_the_question_has_it(kind: type) -> None:
     assert inspect.iscoroutinefunction(kind.run_async)
     assert inspect.signature(kind.run_async) == inspect.signature(kind.run)
+
+    async def ask() -> tuple[int, int, int]:
+        with question_alone_on_loop():
+            inline = (await kind.run_async(_SaysWhere()))["thread"]
+        threaded = (await kind.run_async(_SaysWhere()))["thread"]
+        return threading.get_ident(), inline, threaded
+
+    loop_thread, inline, threaded = asyncio.run(ask())
+    assert inline == loop_thread and threaded != loop_thread
