@@ -13,6 +13,7 @@ from components.graph.dates import FuzzyDate
 from components.graph.extraction import LanguageExtractor
 from pipelines.cli import main as cli_main
 from pipelines.evaluation.timelines import (
+    GoldTimeline,
     TimelineEntry,
     evaluate_timelines,
     normalise_sentence,
@@ -67,6 +68,25 @@ class TestScoring:
         moved = [TimelineEntry("X", e.sentence, e.date) for e in entries]
         assert score_timeline("Henrik Dahl", moved, GOLD, {"n1": "X"}).recalled == 2
         assert score_timeline("Henrik Dahl", [], GOLD, {}).precision == 0.0
+
+    def test_each_gold_event_of_a_sentence_is_dated_by_the_fact_with_its_date(self):
+        # A sentence telling two events at two dates has a fact for each; each gold event is dated by the fact of
+        # its own date, not both by the sentence's first fact.
+        text = "Orla Brenner joined Varno Freight in 2006 and moved to Quillon Marine in 2014."
+        mention = {"doc_id": "n3", "sentence_id": 4, "sentence": text}
+        gold = {"entity": "Orla Brenner", "events": [
+            {"date": "2006", "mentions": [mention]}, {"date": "2014", "mentions": [mention]},
+        ]}
+        both = [TimelineEntry("n3", text, FuzzyDate.parse("2006")), TimelineEntry("n3", text, FuzzyDate.parse("2014"))]
+        score = score_timeline("Orla Brenner", both, gold, {})
+        assert (score.recalled, score.entries, score.correct_entries) == (1, 2, 2)
+        assert (score.dated_gold, score.dated_correct) == (2, 2)
+        assert GoldTimeline(gold, {}).judge(both) == [(True, True), (True, True)]
+        # One fact dates only one of them right.
+        assert score_timeline("Orla Brenner", both[:1], gold, {}).dated_correct == 1
+        # An entry holding the sentence within a longer line counts as right wherever it stands on the timeline.
+        longer = [both[0], TimelineEntry("n3", "Update: " + text, FuzzyDate.parse("2014"))]
+        assert [right for right, _ in GoldTimeline(gold, {}).judge(longer)] == [True, True]
 
 
     def test_an_undated_fact_is_listed_undated_and_scored_at_its_document_s_date(self):
