@@ -145,7 +145,10 @@ class TimelineReport:
 
 
 def normalise_sentence(text: str) -> str:
-    """Whitespace- and case-insensitive sentence text, for matching timeline entries to gold sentences."""
+    """Whitespace- and case-insensitive sentence text, for matching timeline entries to gold sentences. Quotation
+    marks at either end are left out: a sentence splitter may give a quotation's closing mark to the sentence
+    before or after it (a gold '" We won, " said X.' is the same sentence as 'We won, " said X. "')."""
+    text = text.strip().strip("\"'`“”‘’ ").strip()
     return " ".join(re.sub(r"\s+([,.;:!?'\"])", r"\1", text).lower().split())
 
 

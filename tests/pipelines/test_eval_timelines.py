@@ -50,6 +50,17 @@ class TestScoring:
         spaced, plain = "Nordvik Group ' latest suit , filed", "nordvik group' latest suit, filed"
         assert normalise_sentence(spaced) == normalise_sentence(plain)
 
+    def test_a_quotation_mark_the_splitter_moved_does_not_hide_the_sentence(self):
+        # The gold's sentence opens with the quotation's mark; the extractor's sentence lost it to the sentence before
+        # and took the next one's opening mark at its end.
+        gold_text = '" We won the tender, " said Varno chief Ilse Marten.'
+        mention = {"doc_id": "n4", "sentence_id": 2, "sentence": gold_text}
+        gold = {"entity": "Ilse Marten", "events": [{"date": "2019-02-14", "mentions": [mention]}]}
+        split = 'We won the tender, " said Varno chief Ilse Marten. "'
+        entry = TimelineEntry("n4", split, FuzzyDate.parse("2019-02-14"))
+        score = score_timeline("Ilse Marten", [entry], gold, {})
+        assert (score.recalled, score.correct_entries, score.dated_correct) == (1, 1, 1)
+
     def test_recall_precision_and_date_accuracy(self):
         entries = [
             TimelineEntry(
