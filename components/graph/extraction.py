@@ -68,7 +68,7 @@ from components.text.pronouns import PERSON_PRONOUNS, PLURAL_PRONOUNS, THING_PRO
 logger = logging.getLogger(__name__)
 
 # Bump when the extractor's output changes: documents stamped with an older version are re-extracted.
-EXTRACTOR_VERSION = "spacy-60"
+EXTRACTOR_VERSION = "spacy-61"
 # The suffix of the stamp of a graph whose kinds were read without the embeddings (the model failed): not current.
 WITHOUT_EMBEDDINGS = "+without-embeddings"
 # Name vectors kept across documents (names repeat across a corpus): 4,096 names of 384 floats are 6 MB.
@@ -2279,6 +2279,8 @@ class LanguageExtractor(GraphExtractor):
                     # "themselves" stands for a subject of its own clause ("asked the pilots to explain themselves").
                     key = latest(lambda e: e.kind() in ("organization", "group"))
             elif token.pos_ == "NOUN" and any(c.lower_ == "the" and c.dep_ == "det" for c in token.children):
+                if _names_its_own(token):
+                    continue  # "the Talmont mobile device", "the 16GB version": it picks one out, it refers to none
                 noun = token.lemma_.lower()
                 kind = _kind_of_noun(noun)
                 key = latest(lambda e, n=noun: n in e.type_nouns)
@@ -2289,6 +2291,18 @@ class LanguageExtractor(GraphExtractor):
             if key is not None and key not in (k for k, _, _ in found):
                 found.append((key, role, token))
         return found
+
+
+def _names_its_own(noun: Any) -> bool:
+    """True when a definite description picks out its referent by a name or a number before its noun ("the
+    Talmont mobile device", "the 16GB version", "the 2010 model"): it tells which one it means, so it does not refer
+    back to the last thing of its kind."""
+    return any(
+        child.dep_ in ("compound", "nmod", "nummod", "amod")
+        and child.i < noun.i
+        and (child.pos_ in ("PROPN", "NUM") or child.like_num or any(ch.isdigit() for ch in child.text))
+        for child in noun.children
+    )
 
 
 class ChunkLocator:

@@ -488,7 +488,7 @@ def recall_losses(corpus: CorpusTimelines, threshold: float, model: EventConfide
                 lost.cause = never_cause(corpus, entity, key, timeline)
                 losses.never_causes[lost.cause] += 1
             losses.lost.append(lost)
-        for key, date, entry, right in timeline.dated_matches(matched):
+        for key, date, entry, right in timeline.dated_matches(matched, kept):
             if not right:
                 losses.lost.append(
                     LostMention(

@@ -145,7 +145,10 @@ class TimelineReport:
 
 
 def normalise_sentence(text: str) -> str:
-    """Whitespace- and case-insensitive sentence text, for matching timeline entries to gold sentences."""
+    """Whitespace- and case-insensitive sentence text, for matching timeline entries to gold sentences. Quotation
+    marks at either end are left out: a sentence splitter may give a quotation's closing mark to the sentence
+    before or after it (a gold '" We won, " said X.' is the same sentence as 'We won, " said X. "')."""
+    text = text.strip().strip("\"'`“”‘’ ").strip()
     return " ".join(re.sub(r"\s+([,.;:!?'\"])", r"\1", text).lower().split())
 
 
@@ -184,40 +187,50 @@ class GoldTimeline:
                     self.dated.append((key, date))
         self.texts = {(key[0], normalise_sentence(m["sentence"])) for key, m in self.mentions.items()}
 
-    def match(self, key: tuple[str, int], entries: list[TimelineEntry]) -> TimelineEntry | None:
-        """The first of `entries` holding the gold mention `key`, or None."""
+    def holding(self, key: tuple[str, int], entries: list[TimelineEntry]) -> list[TimelineEntry]:
+        """The entries of `entries` holding the gold mention `key`, in their order."""
         gold_text = normalise_sentence(self.mentions[key]["sentence"])
+        out = []
         for entry in entries:
             if entry.document_id != key[0]:
                 continue
             text = normalise_sentence(entry.sentence)
             if text == gold_text or (len(text) > 20 and (text in gold_text or gold_text in text)):
-                return entry
-        return None
+                out.append(entry)
+        return out
+
+    def match(self, key: tuple[str, int], entries: list[TimelineEntry]) -> TimelineEntry | None:
+        """The first of `entries` holding the gold mention `key`, or None."""
+        found = self.holding(key, entries)
+        return found[0] if found else None
 
     def dated_matches(
-        self, matched: dict[tuple[str, int], TimelineEntry | None]
+        self, matched: dict[tuple[str, int], TimelineEntry | None], entries: list[TimelineEntry] | None = None
     ) -> list[tuple[tuple[str, int], FuzzyDate, TimelineEntry, bool]]:
-        """Each known gold date whose mention `matched` recalls: the mention's key, the gold date, the entry holding
-        it and whether the entry's date agrees with it."""
+        """Each known gold date whose mention `matched` recalls: the mention's key, the gold date, the entry dating
+        it and whether that entry's date agrees with it. A sentence telling two events at two dates ("joined in 2006
+        and left in 2014") can have a fact for each: with the timeline's `entries`, a gold event is dated by the
+        entry of its sentence whose date agrees with its own, when one does (else the first entry holding it), not
+        always by the sentence's first fact."""
         out = []
         for key, date in self.dated:
             entry = matched.get(key)
-            if entry is not None:
-                out.append((key, date, entry, entry.date is not None and entry.date.agrees_with(date)))
+            if entry is None:
+                continue
+            if entries is not None:
+                agreeing = [e for e in self.holding(key, entries) if e.date is not None and e.date.agrees_with(date)]
+                entry = agreeing[0] if agreeing else entry
+            out.append((key, date, entry, entry.date is not None and entry.date.agrees_with(date)))
         return out
 
     def judge(self, entries: list[TimelineEntry]) -> list[tuple[bool, bool | None]]:
         """For each entry: whether it holds a gold event of the entity, and whether its date agrees with that
         event's known gold date (None when it holds none with a known date)."""
         matched = {key: self.match(key, entries) for key in self.mentions}
-        good = {id(entry) for entry in matched.values() if entry is not None}
+        good = {id(entry) for key in self.mentions for entry in self.holding(key, entries)}
         dates: dict[int, bool] = {}
-        for key, date in self.dated:
-            entry = matched.get(key)
-            if entry is not None:
-                right = entry.date is not None and entry.date.agrees_with(date)
-                dates[id(entry)] = dates.get(id(entry), True) and right
+        for _, _, entry, right in self.dated_matches(matched, entries):
+            dates[id(entry)] = dates.get(id(entry), True) and right
         return [
             (
                 id(entry) in good or (entry.document_id, normalise_sentence(entry.sentence)) in self.texts,
@@ -238,7 +251,7 @@ def score_timeline(
     score.recalled = sum(1 for entry in matched.values() if entry is not None)
     score.entries = len(entries)
     score.correct_entries = sum(1 for correct, _ in timeline.judge(entries) if correct)
-    dated = timeline.dated_matches(matched)
+    dated = timeline.dated_matches(matched, entries)
     score.dated_gold = len(dated)
     score.dated_correct = sum(1 for *_, right in dated if right)
     return score

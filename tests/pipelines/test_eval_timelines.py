@@ -13,6 +13,7 @@ from components.graph.dates import FuzzyDate
 from components.graph.extraction import LanguageExtractor
 from pipelines.cli import main as cli_main
 from pipelines.evaluation.timelines import (
+    GoldTimeline,
     TimelineEntry,
     evaluate_timelines,
     normalise_sentence,
@@ -49,6 +50,17 @@ class TestScoring:
         spaced, plain = "Nordvik Group ' latest suit , filed", "nordvik group' latest suit, filed"
         assert normalise_sentence(spaced) == normalise_sentence(plain)
 
+    def test_a_quotation_mark_the_splitter_moved_does_not_hide_the_sentence(self):
+        # The gold's sentence opens with the quotation's mark; the extractor's sentence lost it to the sentence before
+        # and took the next one's opening mark at its end.
+        gold_text = '" We won the tender, " said Varno chief Ilse Marten.'
+        mention = {"doc_id": "n4", "sentence_id": 2, "sentence": gold_text}
+        gold = {"entity": "Ilse Marten", "events": [{"date": "2019-02-14", "mentions": [mention]}]}
+        split = 'We won the tender, " said Varno chief Ilse Marten. "'
+        entry = TimelineEntry("n4", split, FuzzyDate.parse("2019-02-14"))
+        score = score_timeline("Ilse Marten", [entry], gold, {})
+        assert (score.recalled, score.correct_entries, score.dated_correct) == (1, 1, 1)
+
     def test_recall_precision_and_date_accuracy(self):
         entries = [
             TimelineEntry(
@@ -67,6 +79,25 @@ class TestScoring:
         moved = [TimelineEntry("X", e.sentence, e.date) for e in entries]
         assert score_timeline("Henrik Dahl", moved, GOLD, {"n1": "X"}).recalled == 2
         assert score_timeline("Henrik Dahl", [], GOLD, {}).precision == 0.0
+
+    def test_each_gold_event_of_a_sentence_is_dated_by_the_fact_with_its_date(self):
+        # A sentence telling two events at two dates has a fact for each; each gold event is dated by the fact of
+        # its own date, not both by the sentence's first fact.
+        text = "Orla Brenner joined Varno Freight in 2006 and moved to Quillon Marine in 2014."
+        mention = {"doc_id": "n3", "sentence_id": 4, "sentence": text}
+        gold = {"entity": "Orla Brenner", "events": [
+            {"date": "2006", "mentions": [mention]}, {"date": "2014", "mentions": [mention]},
+        ]}
+        both = [TimelineEntry("n3", text, FuzzyDate.parse("2006")), TimelineEntry("n3", text, FuzzyDate.parse("2014"))]
+        score = score_timeline("Orla Brenner", both, gold, {})
+        assert (score.recalled, score.entries, score.correct_entries) == (1, 2, 2)
+        assert (score.dated_gold, score.dated_correct) == (2, 2)
+        assert GoldTimeline(gold, {}).judge(both) == [(True, True), (True, True)]
+        # One fact dates only one of them right.
+        assert score_timeline("Orla Brenner", both[:1], gold, {}).dated_correct == 1
+        # An entry holding the sentence within a longer line counts as right wherever it stands on the timeline.
+        longer = [both[0], TimelineEntry("n3", "Update: " + text, FuzzyDate.parse("2014"))]
+        assert [right for right, _ in GoldTimeline(gold, {}).judge(longer)] == [True, True]
 
 
     def test_an_undated_fact_is_listed_undated_and_scored_at_its_document_s_date(self):

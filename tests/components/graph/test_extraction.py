@@ -117,8 +117,9 @@ class TestLanguageExtractor:
         # "since the start of the war" by any start the text told before; `spacy-58` read the "that" opening a clause
         # ("said that fourth-quarter sales rose") as "that quarter"; `spacy-59` read the capitalised common words of a
         # title-case headline or of a table run into one line as names ("Vellner Wins", "Standings") and a table's
-        # figures as designations ("Ostby City 12").
-        old = [f"spacy/spacy-{n}" for n in range(59, 16, -1)] + [f"spacy/spacy-{n}" for n in (15, 14, 11, 10)]
+        # figures as designations ("Ostby City 12"); `spacy-60` read a definite description that names its own
+        # referent ("the Talmont mobile device", "the 16GB version") as referring back to the last thing of its kind.
+        old = [f"spacy/spacy-{n}" for n in range(60, 16, -1)] + [f"spacy/spacy-{n}" for n in (15, 14, 11, 10)]
         assert LanguageExtractor().stamp not in old
 
     def test_entities_kinds_and_suffixes(self):
@@ -437,6 +438,17 @@ class TestWrittenExamples:
         started = fact_for(graph, "He started writing the engine")
         assert {"andrey vasnetsov", "qdrant"} <= set(started.entity_keys)
         assert started.valid_at.iso() == "2020"
+
+    def test_a_description_naming_its_own_referent_refers_to_nothing_before(self):
+        # "the device" refers back to the product; "the 64GB version" and "the Orrin mobile device" say which one
+        # they mean by a number or a name before the noun: another thing, not the last product named.
+        graph = extract(
+            "Vexa released the Lumo 3 on Monday. The device sold out within hours. "
+            "The 64GB version sold out first. The Orrin mobile device was launched a week earlier."
+        )
+        assert "lumo 3" in fact_for(graph, "The device sold out").entity_keys
+        assert not any(f.text.startswith("The 64GB version") and "lumo 3" in f.entity_keys for f in graph.facts)
+        assert "lumo 3" not in fact_for(graph, "The Orrin mobile device").entity_keys
 
 
 class TestLooksLikeCode:
