@@ -133,7 +133,7 @@ def _asked_in_its_clause(doc: Any, wh: set[int], clauses: list[Any]) -> ChainCut
             continue
         if noun.pos_ != "NOUN" or not noun.text.islower() or noun.dep_ in {"attr", "ROOT", "appos"}:
             continue  # a predicate of the subject, or a noun in apposition to a name, is that thing itself
-        if noun.lemma_.lower() in LIGHT_NOUNS or any(token.dep_ in CLAUSE_DEPS for token in noun.head.ancestors):
+        if noun.lemma_.lower() in LIGHT_NOUNS:
             continue
         start, end = min(inside), max(inside) + 1
         outside = [token for token in doc if token.i not in inside and not token.is_punct]
