@@ -151,8 +151,9 @@ _SET_ASIDE = re.compile(
 _AND_OTHER = re.compile(r"([^,?]+?),?\s+(?:and|or)\s+(?:what|which|who)\s+(?:other|else)\b", re.I)
 _KIND_OF = re.compile(r"\b(?:what|which)\s+(?:kind|type|sort|class)s?\s+of\b", re.I)
 _PERSONAL = frozenset({"it", "he", "she", "they"})
-# A sentence whose subject is a personal pronoun: about what its chunk named before it.
-_PERSONAL_START = re.compile(r"(?:it|its|he|his|she|her|they|their)\b", re.I)
+# A sentence opening with a subject pronoun ("He has sold ..."): its claim is said of what the pronoun stands for. A
+# possessive ("Its first school opened ...") says it of another thing, that one's.
+_PERSONAL_START = re.compile(r"(?:it|he|she|they)\b", re.I)
 _PERSONAL_WORD = re.compile(r"\b(?:it|he|she|they)\b", re.I)
 _ALTERNATIVE = re.compile(r"\bor\b", re.I)
 # A yes/no word where a sentence of the question may open with it, as the first word the yes/no check reads.
@@ -2106,9 +2107,10 @@ def _bridge_sentences(question: str, links: list[dict[str, Any]]) -> frozenset[s
 
 def _names_bridge(last: dict[str, Any], bridge: frozenset[str]) -> bool:
     """Whether a chain's last link is read from a sentence about the bridge: one naming it, or one opening with a
-    personal pronoun ("He has sold ...") in a chunk whose title names the whole bridge (a chunk about the bridge,
+    subject pronoun ("He has sold ...") in a chunk whose title names the whole bridge (a chunk about the bridge,
     whose pronouns stand for it). Not a chunk about something else that names the bridge in passing ("Brand is a
-    play by X. It is a verse tragedy ...": "it" is the play, not X)."""
+    play by X. It is a verse tragedy ...": "it" is the play, not X), nor a possessive ("Its first school opened in
+    1935" says when the school opened, not the bridge)."""
     if bridge & _terms_of(last["sentence"]):
         return True
     opens = _PERSONAL_START.match(last["sentence"].lstrip()) is not None

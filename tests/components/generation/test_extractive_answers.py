@@ -1499,6 +1499,8 @@ class TestLaterLinkReadElsewhere:
         assert not _names_bridge(last, bridge)
         assert _names_bridge({**last, "title": "Tessa Orlund (singer)"}, bridge)
         assert not _names_bridge({**last, "sentence": "The record sold 40,000 copies."}, bridge)
+        # A possessive says its claim of another thing (her label), not of her.
+        assert not _names_bridge({**last, "sentence": "Her label sold 40,000 copies.", "title": "Tessa Orlund"}, bridge)
 
     def test_a_phrase_read_elsewhere_leaves_the_earlier_sentence_read(self):
         # "headed" is not in the round's sentence ("led by"); the other sentence holds no investor, only a phrase: no
