@@ -151,6 +151,9 @@ _SET_ASIDE = re.compile(
 _AND_OTHER = re.compile(r"([^,?]+?),?\s+(?:and|or)\s+(?:what|which|who)\s+(?:other|else)\b", re.I)
 _KIND_OF = re.compile(r"\b(?:what|which)\s+(?:kind|type|sort|class)s?\s+of\b", re.I)
 _PERSONAL = frozenset({"it", "he", "she", "they"})
+# A sentence opening with a subject pronoun ("He has sold ..."): its claim is said of what the pronoun stands for. A
+# possessive ("Its first school opened ...") says it of another thing, that one's.
+_PERSONAL_START = re.compile(r"(?:it|he|she|they)\b", re.I)
 _PERSONAL_WORD = re.compile(r"\b(?:it|he|she|they)\b", re.I)
 _ALTERNATIVE = re.compile(r"\bor\b", re.I)
 # A yes/no word where a sentence of the question may open with it, as the first word the yes/no check reads.
@@ -411,7 +414,7 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
         if last is None:
             return None
         bridge = _terms_of(links[-1]["span"])
-        if _terms_of(last["span"]) & bridge or not bridge & _terms_of(last["sentence"]):
+        if _terms_of(last["span"]) & bridge or not _names_bridge(last, bridge):
             return None  # the answer is the bridge again, or its sentence does not name the bridge
         if last["sentence"] in {link["sentence"] for link in links}:
             return None  # one sentence answers the whole question: no chain to state
@@ -488,8 +491,10 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
         if not evidence or not part or not part["short_answer"] or part["short_answer_confidence"] is None:
             return None
         sentence, number = evidence
-        number = next(position for position, document in enumerate(documents, 1) if document is ordered[number - 1])
+        chunk = ordered[number - 1]
+        number = next(position for position, document in enumerate(documents, 1) if document is chunk)
         return {
+            "title": str((chunk.meta or {}).get("source_title") or ""),
             "span": part["short_answer"],
             "confidence": part["short_answer_confidence"],
             "features": part["features"],
@@ -2098,6 +2103,18 @@ def _bridge_sentences(question: str, links: list[dict[str, Any]]) -> frozenset[s
     if not asked:
         return frozenset()
     return frozenset(link["sentence"] for link in links if not asked & _terms_of(link["sentence"]))
+
+
+def _names_bridge(last: dict[str, Any], bridge: frozenset[str]) -> bool:
+    """Whether a chain's last link is read from a sentence about the bridge: one naming it, or one opening with a
+    subject pronoun ("He has sold ...") in a chunk whose title names the whole bridge (a chunk about the bridge,
+    whose pronouns stand for it). Not a chunk about something else that names the bridge in passing ("Brand is a
+    play by X. It is a verse tragedy ...": "it" is the play, not X), nor a possessive ("Its first school opened in
+    1935" says when the school opened, not the bridge)."""
+    if bridge & _terms_of(last["sentence"]):
+        return True
+    opens = _PERSONAL_START.match(last["sentence"].lstrip()) is not None
+    return opens and bool(bridge) and bridge <= _terms_of(_DISAMBIGUATION.sub("", last.get("title") or ""))
 
 
 def _is_last_bridge(span: str, links: list[dict[str, Any]]) -> bool:

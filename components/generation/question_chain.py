@@ -125,7 +125,9 @@ def _asked_in_its_clause(doc: Any, wh: set[int], clauses: list[Any]) -> ChainCut
     the clause of it ("<series> first aired on what network?"). The noun must be no predicate of the question's
     subject ("X is a consultant who worked with the mayor of what city?" describes X, a single hop) nor in apposition
     to another ("X, a consultant who worked with ..." is X again), and the rest outside the clause must hold a name
-    (what the first hop is looked up by)."""
+    (what the first hop is looked up by). The noun may sit inside another clause ("X is a song included in the album
+    Y by a singer that has sold how many records?" asks "... by what singer?", then "<singer> has sold how many
+    records?"): the innermost clause holding the wh-word is cut."""
     for clause in sorted(clauses, key=lambda token: token.i, reverse=True):  # the innermost clause first
         noun = clause.head
         inside = {token.i for token in clause.subtree}
@@ -133,7 +135,7 @@ def _asked_in_its_clause(doc: Any, wh: set[int], clauses: list[Any]) -> ChainCut
             continue
         if noun.pos_ != "NOUN" or not noun.text.islower() or noun.dep_ in {"attr", "ROOT", "appos"}:
             continue  # a predicate of the subject, or a noun in apposition to a name, is that thing itself
-        if noun.lemma_.lower() in LIGHT_NOUNS or any(token.dep_ in CLAUSE_DEPS for token in noun.head.ancestors):
+        if noun.lemma_.lower() in LIGHT_NOUNS:
             continue
         start, end = min(inside), max(inside) + 1
         outside = [token for token in doc if token.i not in inside and not token.is_punct]

@@ -20,8 +20,10 @@ from components.generation.extractive_answer_generator import (
     _equated_with,
     _from_neighbour,
     _heading_line,
+    _names_bridge,
     _ranked_answer_span,
     _statement_cosines,
+    _terms_of,
     phrase_span,
     relation_terms,
 )
@@ -1457,6 +1459,48 @@ class TestLaterLinkReadElsewhere:
         assert _bridge_sentences("In what year did Orlo Tamsin resign?", links) == frozenset()  # "resign" is in it
         # Nothing asked beyond the bridge and the asked noun ("city"): one sentence may answer both.
         assert _bridge_sentences("In which city was Orlo Tamsin?", links) == frozenset()
+
+    SONG = kb_document(
+        "velk",
+        "Velk Harbour is a 1960 song by Ada Brenn. Tessa Orlund also recorded a vocal version of the song in her "
+        "1968 album Glass Tide.",
+        0.7,
+        title="Velk Harbour",
+    )
+    SINGER = kb_document(
+        "orlund",
+        "Tessa Orlund (born 1936) is a Danish pop singer. She has sold more than 40 million records worldwide.",
+        0.5,
+        title="Tessa Orlund (singer)",
+    )
+
+    @pytest.mark.parametrize(
+        "question",
+        [
+            "How many records has the singer who recorded the album Glass Tide sold?",
+            # The wh-word in the clause of a noun nested in the song's own description.
+            "Velk Harbour is a song included in the 1968 album Glass Tide by a Danish singer that has sold more "
+            "than how many records?",
+        ],
+    )
+    def test_the_last_link_may_name_the_bridge_by_a_pronoun_of_its_chunk_about_it(self, question):
+        # "She has sold ..." names no one, but its chunk is about the bridge (its title names Tessa Orlund): the
+        # pronoun stands for her, and the chain answers from it.
+        generator = ExtractiveAnswerGenerator(confidence_threshold=0.999)
+        chained = generator._chain_answer(question, [self.SONG, self.SINGER])
+        assert chained is not None and chained["parts"][0]["short_answer"] == "more than 40 million"
+        assert chained["replies"][0].startswith("Tessa Orlund also recorded a vocal version of the song in her")
+
+    def test_a_pronoun_of_a_chunk_about_something_else_is_not_the_bridge(self):
+        # "It" in the song's chunk ("Velk Harbour is a song by the Danish singer Tessa Orlund. It sold ...") is the
+        # song, though the chunk names the singer before it; in a chunk about the singer, the pronoun is hers.
+        bridge = _terms_of("Tessa Orlund")
+        last = {"span": "40,000", "sentence": "It sold 40,000 copies in 1961.", "title": "Velk Harbour"}
+        assert not _names_bridge(last, bridge)
+        assert _names_bridge({**last, "title": "Tessa Orlund (singer)"}, bridge)
+        assert not _names_bridge({**last, "sentence": "The record sold 40,000 copies."}, bridge)
+        # A possessive says its claim of another thing (her label), not of her.
+        assert not _names_bridge({**last, "sentence": "Her label sold 40,000 copies.", "title": "Tessa Orlund"}, bridge)
 
     def test_a_phrase_read_elsewhere_leaves_the_earlier_sentence_read(self):
         # "headed" is not in the round's sentence ("led by"); the other sentence holds no investor, only a phrase: no

@@ -51,6 +51,19 @@ from components.generation.question_chain import decompose
             "The runner-up in the 1999 Vastmark Riders' Championship appears in what game?",
             "<B> made by what company?",
         ),
+        # The wh-word in the clause of a noun nested in another phrase's clause (the album "included" in the song's
+        # description, the ships a boat "was carried on"): the innermost clause holding it is cut, as at the top.
+        (
+            "Velk Harbour is a song included in the 1968 album Glass Tide by a Danish singer that has sold more than "
+            "how many records?",
+            "Velk Harbour is a song included in the 1968 album Glass Tide by what Danish singer?",
+            "<B> has sold more than how many records?",
+        ),
+        (
+            "The Orvik 9 was a boat that was carried on the ships that were first built when?",
+            "The Orvik 9 was a boat that was carried on what ships?",
+            "<B> were first built when?",
+        ),
         # A name's possessive.
         (
             "Who is the spouse of Tarvik Olen's main director?",
