@@ -37,7 +37,7 @@ from components.knowledge_base.knowledge_base import KnowledgeBase
 from components.knowledge_base.store import ChunkRecord, DocumentRecord
 from components.resilience.errors import first_line
 from components.settings import Settings, get_settings
-from components.text.analyzer import term_counts
+from components.text.analyzer import SENTENCE_TERMS_KEY, sentence_terms_record, term_counts
 from components.text.language import SENTENCE_SPANS_KEY, sentence_spans
 from components.validation import positive_int
 from ingest.report import IngestProgress, IngestReport, printable
@@ -131,6 +131,7 @@ def chunk_records(
     records = []
     for chunk, embedding, embedded in zip(chunks, embeddings, sentences, strict=True):
         spans, sentence_vectors = embedded if embedded is not None else ([], None)
+        cut = chunk_sentences(chunk)
         metadata = {
             "page_number": chunk.page_number,
             "page_end": chunk.page_end,
@@ -140,7 +141,9 @@ def chunk_records(
             "token_count": chunk.token_count,
             "document_total_chunks": len(chunks),
             # The chunk's sentences as the splitter cut them, so a question reads them instead of splitting again.
-            SENTENCE_SPANS_KEY: [[start, end] for start, end in chunk_sentences(chunk)],
+            SENTENCE_SPANS_KEY: [[start, end] for start, end in cut],
+            # Those sentences' terms, so that ranking a retrieved chunk reads them instead of analysing it again.
+            SENTENCE_TERMS_KEY: sentence_terms_record(chunk.text, cut),
         }
         records.append(
             ChunkRecord(

@@ -27,7 +27,7 @@ from components.embedding import get_embedding_model
 from components.knowledge_base.factory import open_knowledge_base
 from components.knowledge_base.store import ChunkRecord, DocumentRecord
 from components.settings import get_settings
-from components.text.analyzer import term_counts
+from components.text.analyzer import SENTENCE_TERMS_KEY, sentence_terms_record, term_counts
 from components.text.language import SENTENCE_SPANS_KEY, sentence_spans
 from ingest.benchmark import measure_ingestion
 from ingest.demo import DEMO_CORPUS_DIR
@@ -131,7 +131,9 @@ def _synthetic_base(store: Any, n_chunks: int, out: Out, seed: int = 7) -> None:
                 sentence_vectors = noisy(pool[np_rng.integers(0, len(pool), size=len(spans))])
             records.append(ChunkRecord(
                 chunk_id=f"{doc_id}:{index}", document_id=doc_id, chunk_index=index, text=text, embedding=vector,
-                metadata={SENTENCE_SPANS_KEY: [[start, end] for start, end in spans]}, sentence_spans=list(spans),
+                metadata={SENTENCE_SPANS_KEY: [[start, end] for start, end in spans],
+                          SENTENCE_TERMS_KEY: sentence_terms_record(text, spans)},
+                sentence_spans=list(spans),
                 sentence_embeddings=sentence_vectors,
                 term_counts=term_counts(f"{title}\n{text}"),
             ))
@@ -166,7 +168,8 @@ def bench_questions(n_queries: int = 60) -> list[str]:
 def bench_queries(out: Out, n_chunks: int = 10_000, n_queries: int = 60) -> dict[str, Any]:
     """Full research-pipeline latency against query embedding + raw store searches at `n_chunks`."""
     settings = get_settings()
-    collection = f"bench_v3_{n_chunks}"  # v3: chunks in the integration's document store, documents in the registry
+    # v3: chunks in the integration's document store, documents in the registry; v4: their sentence terms stored
+    collection = f"bench_v4_{n_chunks}"
     store = open_knowledge_base(settings, collection=collection)
     have = store.count_chunks()
     if have != n_chunks:

@@ -33,6 +33,7 @@ from components.knowledge_base.store import (
 from components.resilience import RetryableError, SourceError, SourceGuard
 from components.resilience.guard import BreakerPolicy, GuardedComponent, guard_policy_from_settings
 from components.settings import get_settings, setting_or
+from components.text.analyzer import SENTENCE_TERMS_KEY
 from components.text.dates import date_bounds
 from components.text.language import SENTENCE_SPANS_KEY
 from components.validation import clamp
@@ -302,7 +303,7 @@ def record_to_chunk(
         "similarity_score": raw_score,
         "doc_type": document.doc_type,
     }
-    for key in ("page_number", "section_title", SENTENCE_SPANS_KEY):
+    for key in ("page_number", "section_title", SENTENCE_SPANS_KEY, SENTENCE_TERMS_KEY):
         if chunk.metadata.get(key) is not None:
             metadata[key] = chunk.metadata[key]
     return ContextChunk(

@@ -31,13 +31,20 @@ features[0].score, features[0].best_span
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
 from components.knowledge_base.store import TermStatistics
 from components.text import bm25
-from components.text.analyzer import analyze, remember_analysis, terms
+from components.text.analyzer import (
+    SENTENCE_TERMS_SEPARATOR,
+    analyze,
+    remember_analysis,
+    sentence_terms_counts,
+    terms,
+)
 from components.text.language import chunk_sentence_spans
 
 DEFAULT_WEIGHTS = {"bm25": 1.0, "dense": 0.5, "sentence": 1.0, "coverage": 0.5, "best_sentence": 0.5}
@@ -45,14 +52,16 @@ DEFAULT_WEIGHTS = {"bm25": 1.0, "dense": 0.5, "sentence": 1.0, "coverage": 0.5, 
 
 @dataclass(frozen=True)
 class EvidenceCandidate:
-    """What the scorer needs of a chunk: its text, its title, its cosine to the question and the sentence spans it
-    carries (its metadata's `sentence_spans`, when ingestion or its source's chunker stored them)."""
+    """What the scorer needs of a chunk: its text, its title, its cosine to the question, the sentence spans it
+    carries (its metadata's `sentence_spans`, when ingestion or its source's chunker stored them) and the terms of
+    those sentences ingestion stored beside them (its metadata's `sentence_terms`, `sentence_terms_record`)."""
 
     chunk_id: str
     text: str
     title: str = ""
     cosine: float = 0.0
     sentence_spans: tuple[tuple[int, int], ...] | None = None
+    sentence_terms: str | None = None
 
 
 @dataclass(frozen=True)
@@ -118,6 +127,65 @@ def _text_terms(text: str, spans: Spans) -> tuple[dict[str, int], tuple[frozense
     return analyze(text).counts, tuple(_span_terms(text, start, end) for start, end in spans)
 
 
+def _candidate_terms(
+    candidate: EvidenceCandidate, spans: Spans, query_terms: tuple[str, ...]
+) -> tuple[dict[str, int], int, tuple[frozenset[str], ...]]:
+    """The candidate's term counts, its length in terms and the terms of each of `spans`: read for the question's
+    terms from the sentence terms ingestion stored with the chunk, when they cover every span (the stored sentence
+    vectors' spans are among the chunk's sentence spans), else `_text_terms` (every term). Only the question's terms
+    of the counts and of the spans' terms are read, so either serves."""
+    if candidate.sentence_terms and candidate.sentence_spans is not None:
+        held = _held_terms(candidate.sentence_terms, candidate.sentence_spans, query_terms)
+        if held is not None and all(span in held[2] for span in spans):
+            return held[0], held[1], tuple(held[2][span] for span in spans)
+    counts, span_terms = _text_terms(candidate.text or "", spans)
+    return counts, sum(counts.values()), span_terms
+
+
+def _held_terms(
+    record: str, sentence_spans: Spans, query_terms: tuple[str, ...]
+) -> tuple[dict[str, int], int, dict[tuple[int, int], frozenset[str]]] | None:
+    """From a chunk's stored sentence terms (`sentence_terms_record` over `sentence_spans`): how often each of
+    `query_terms` occurs in the text (those it holds), how many terms the text has, and which of `query_terms` each
+    sentence holds; None when the record is not one for that many sentences. The record's terms are matched whole,
+    by one expression per question, without splitting the record into words."""
+    pieces = record.split(SENTENCE_TERMS_SEPARATOR)
+    if len(pieces) != len(sentence_spans) + 1:
+        return None
+    find = _query_matcher(query_terms)
+    counts: dict[str, int] = {}
+    by_span: dict[tuple[int, int], frozenset[str]] = {}
+    for index, piece in enumerate(pieces):
+        found = find(piece) if piece else ()
+        for term in found:
+            counts[term] = counts.get(term, 0) + 1
+        if index < len(sentence_spans):
+            by_span[sentence_spans[index]] = frozenset(found)
+    # Terms are separated by one space within a piece: a piece of n terms holds n - 1 spaces.
+    length = record.count(" ") + sum(1 for piece in pieces if piece)
+    return counts, length, by_span
+
+
+@lru_cache(maxsize=1024)
+def _query_matcher(query_terms: tuple[str, ...]) -> Callable[[str], list[str]]:
+    """`findall` of the whole terms among `query_terms` in a space-separated piece of a stored record."""
+    if not query_terms:
+        return lambda _piece: []
+    alternatives = "|".join(re.escape(term) for term in sorted(query_terms, key=len, reverse=True))
+    return re.compile(rf"(?<![^ ])(?:{alternatives})(?![^ ])").findall
+
+
+def remember_stored_analysis(text: str, record: object, sentence_spans: Spans | None) -> None:
+    """Keep the whole text's term counts from its stored sentence terms as the analyzer's analysis of `text`, so that
+    the stages after the ranker (the citation check) find the ranked chunks analysed, as when the ranker analysed
+    them; nothing when there is no such record for these sentences."""
+    if sentence_spans is None:
+        return
+    counts = sentence_terms_counts(record, len(sentence_spans))
+    if counts is not None:
+        remember_analysis(text, counts)
+
+
 def _cut_between_words(text: str, spans: Spans) -> bool:
     """Whether `text` is ASCII and `spans` are ordered, within it and never cut inside a word (letters and digits)."""
     if not text.isascii():
@@ -136,6 +204,11 @@ def _cut_between_words(text: str, spans: Spans) -> bool:
 @lru_cache(maxsize=4096)
 def _title_counts(title: str) -> dict[str, int]:
     return analyze(title).counts if title else {}
+
+
+@lru_cache(maxsize=4096)
+def _title_length(title: str) -> int:
+    return sum(_title_counts(title).values())
 
 
 class EvidenceScorer:
@@ -188,16 +261,23 @@ class EvidenceScorer:
                 read.append(tuple(candidate.sentence_spans))
             else:
                 read.append(tuple(chunk_sentence_spans(candidate.text)))
-        analyses = [_text_terms(candidate.text or "", spans) for candidate, spans in zip(candidates, read, strict=True)]
-        counts = [self._counts(candidate, pair[0]) for candidate, pair in zip(candidates, analyses, strict=True)]
-        lengths = [sum(count.values()) for count in counts]
+        asked = tuple(query_terms)
+        analyses = [
+            _candidate_terms(candidate, spans, asked) for candidate, spans in zip(candidates, read, strict=True)
+        ]
+        counts = [self._counts(candidate, found[0]) for candidate, found in zip(candidates, analyses, strict=True)]
+        # Each candidate's length in terms, its title's included as in its counts.
+        lengths = [
+            found[1] + _title_length(candidate.title or "")
+            for candidate, found in zip(candidates, analyses, strict=True)
+        ]
         idf, average, source = self._idf(query_terms, counts, lengths, statistics)
         known = [term for term in query_terms if term in idf]
         total_idf = sum(idf[term] for term in known)
         best_possible = total_idf * (self.k1 + 1.0)
 
         features = []
-        for candidate, count, length, (_, span_terms) in zip(candidates, counts, lengths, analyses, strict=True):
+        for candidate, count, length, (_, _, span_terms) in zip(candidates, counts, lengths, analyses, strict=True):
             found = [term for term in known if count.get(term)]
             held = sum(idf[term] for term in found)
             keyword = sum(idf[term] * bm25.term_weight(count[term], length, average, self.k1, self.b) for term in found)

@@ -18,11 +18,17 @@ from components.knowledge_base.attribution import KnowledgeBaseAccess, check_doc
 from components.knowledge_base.factory import document_field_of
 from components.knowledge_base.rank_fusion import reciprocal_rank_fusion
 from components.knowledge_base.store import TermStatistics
-from components.ranking.evidence_scorer import DEFAULT_WEIGHTS, EvidenceCandidate, EvidenceFeatures, EvidenceScorer
+from components.ranking.evidence_scorer import (
+    DEFAULT_WEIGHTS,
+    EvidenceCandidate,
+    EvidenceFeatures,
+    EvidenceScorer,
+    remember_stored_analysis,
+)
 from components.resilience.scheduling import alone_on_loop, async_twin
 from components.serialization import InitParameterSerialization
 from components.settings import setting_or
-from components.text.analyzer import terms
+from components.text.analyzer import SENTENCE_TERMS_KEY, terms
 from components.text.dates import parse_date
 from components.text.language import stored_sentence_spans, use_language_pipeline
 from components.validation import positive, within
@@ -219,7 +225,7 @@ class ResearchRanker(InitParameterSerialization):
 
         branch_ranks, branch_meta = _branch_copies(branches)
         semantic = self._semantic(query, candidates, query_embedding)
-        evidence = self._evidence(query, candidates, semantic, query_embedding)
+        evidence, read = self._evidence(query, candidates, semantic, query_embedding)
         by_fusion = np.argsort(-fusion, kind="stable")
         fused_order = {candidates[int(index)].id: rank for rank, index in enumerate(by_fusion, start=1)}
         recency = self._recency(candidates, as_of) if self.recency_weight > 0 else np.zeros(len(candidates))
@@ -236,9 +242,13 @@ class ResearchRanker(InitParameterSerialization):
         ranked: list[Document] = []
         for position, index in enumerate(order, start=1):
             document = candidates[int(index)]
+            # The scorer read the question's terms only; the citation check reads the ranked chunks' whole counts.
+            if read[index].sentence_terms:
+                remember_stored_analysis(read[index].text, read[index].sentence_terms, read[index].sentence_spans)
             meta = dict(document.meta or {})
             for key, value in branch_meta.get(document.id, {}).items():
                 meta.setdefault(key, value)  # what another branch's copy said (the graph's facts about the passage)
+            meta.pop(SENTENCE_TERMS_KEY, None)  # read here only; the answer and its reader do not carry it on
             ranks = dict(meta.get("ranks") or {})
             ranks.update(branch_ranks.get(document.id, {}))
             ranks[FUSED_RANK] = fused_order[document.id]
@@ -291,8 +301,8 @@ class ResearchRanker(InitParameterSerialization):
         documents: list[Document],
         semantic: np.ndarray,
         query_embedding: list[float] | None,
-    ) -> list[EvidenceFeatures]:
-        """The evidence features of every candidate, with what the knowledge base can add."""
+    ) -> tuple[list[EvidenceFeatures], list[EvidenceCandidate]]:
+        """The evidence features of every candidate, with what the knowledge base can add, and what was read of each."""
         statistics, sentences = self._store_evidence(query, documents, query_embedding)
         candidates = [
             EvidenceCandidate(
@@ -301,10 +311,11 @@ class ResearchRanker(InitParameterSerialization):
                 title=str((document.meta or {}).get("source_title") or ""),
                 cosine=float(semantic[index]),
                 sentence_spans=_stored_spans(document),
+                sentence_terms=_stored_terms(document),
             )
             for index, document in enumerate(documents)
         ]
-        return self._scorer.score(query, candidates, statistics=statistics, sentences=sentences)
+        return self._scorer.score(query, candidates, statistics=statistics, sentences=sentences), candidates
 
     def _store_evidence(
         self, query: str, documents: list[Document], query_embedding: list[float] | None
@@ -379,6 +390,12 @@ def _relative(values: np.ndarray) -> np.ndarray:
         return values
     top = float(values.max())
     return np.zeros_like(values) if top <= 0 else np.clip(values / top, 0.0, 1.0)
+
+
+def _stored_terms(document: Document) -> str | None:
+    """The sentence terms a chunk carries in its metadata (ingestion's `sentence_terms_record`), if any."""
+    record = (document.meta or {}).get(SENTENCE_TERMS_KEY)
+    return record if isinstance(record, str) else None
 
 
 def _stored_spans(document: Document) -> tuple[tuple[int, int], ...] | None:

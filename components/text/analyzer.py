@@ -186,6 +186,43 @@ def term_counts(text: str) -> dict[str, int]:
     return dict(Counter(terms(text)))
 
 
+# The metadata key of a chunk's sentence terms (`sentence_terms_record`), written at ingestion beside its sentence
+# spans so that ranking reads them instead of analysing every retrieved chunk again.
+SENTENCE_TERMS_KEY = "sentence_terms"
+# Terms are runs of letters and digits, so neither separator can occur inside one.
+SENTENCE_TERMS_SEPARATOR = "|"
+
+
+def sentence_terms_record(text: str, spans: list[tuple[int, int]] | tuple[tuple[int, int], ...]) -> str | None:
+    """The terms of each of `text`'s sentences (`spans`, as stored with the chunk) and of the rest of it, as one short
+    string: each sentence's `terms` in order, space-separated, the sentences separated by "|", then the terms of
+    the text outside them (usually none). The counts they add up to are the whole text's (`term_counts(text)`), and
+    each sentence's are `terms(text[start:end])`, so a reader gets what analysing the text would give. None without
+    sentences, and when the sentences' terms are not among the whole text's (a span that cuts a word in two)."""
+    if not spans:
+        return None
+    rest = term_counts(text)
+    pieces = []
+    for start, end in spans:
+        found = terms(text[start:end])
+        for term in found:
+            left = rest.get(term, 0) - 1
+            if left < 0:
+                return None
+            rest[term] = left
+        pieces.append(" ".join(found))
+    pieces.append(" ".join(term for term, count in rest.items() for _ in range(count)))
+    return SENTENCE_TERMS_SEPARATOR.join(pieces)
+
+
+def sentence_terms_counts(record: object, sentences: int) -> dict[str, int] | None:
+    """The whole text's term counts from a `sentence_terms_record` of `sentences` sentences; None when `record` is not
+    one."""
+    if not isinstance(record, str) or record.count(SENTENCE_TERMS_SEPARATOR) != sentences:
+        return None
+    return dict(Counter(record.replace(SENTENCE_TERMS_SEPARATOR, " ").split()))
+
+
 @dataclass(frozen=True)
 class TextAnalysis:
     """A text's terms as a whole (its sentences are the language analysis's: `language.chunk_sentence_spans`)."""

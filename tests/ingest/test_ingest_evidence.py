@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from components.text.analyzer import term_counts
+from components.text.analyzer import sentence_terms_counts, sentence_terms_record, term_counts
 from ingest.ingestor import Ingestor
 
 TEXT = (
@@ -29,6 +29,11 @@ class TestIngestedEvidence:
             assert all(piece == piece.strip() and piece for piece in pieces)
             # The same sentences are in the chunk's metadata, which every backend returns with a search hit.
             assert chunk.metadata["sentence_spans"] == [[start, end] for start, end in chunk.sentence_spans]
+            # Their terms too, so that ranking a retrieved chunk reads them instead of analysing it again.
+            assert chunk.metadata["sentence_terms"] == sentence_terms_record(chunk.text, chunk.sentence_spans)
+            assert sentence_terms_counts(chunk.metadata["sentence_terms"], len(chunk.sentence_spans)) == term_counts(
+                chunk.text
+            )
             assert chunk.term_counts == term_counts(f"{document.title}\n{chunk.text}")
             # The chunk vector is still exactly what the embedder gives for the chunk text.
             assert np.allclose(chunk.embedding, embedding_model.embed([chunk.text])[0], atol=1e-4)

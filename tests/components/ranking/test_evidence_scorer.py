@@ -7,8 +7,9 @@ import math
 import pytest
 
 from components.knowledge_base.store import TermStatistics
+from components.ranking import evidence_scorer
 from components.ranking.evidence_scorer import DEFAULT_WEIGHTS, EvidenceCandidate, EvidenceScorer, _text_terms
-from components.text.analyzer import analyze, terms
+from components.text.analyzer import analyze, sentence_terms_record, terms
 
 ANSWER = EvidenceCandidate(
     chunk_id="answer",
@@ -108,3 +109,38 @@ class TestOneReadOfTheText:
         sentences = {"quay": [(start, end, 0.1 * number) for number, (start, end) in enumerate(self.SPANS, 1)]}
         (features,) = EvidenceScorer().score("How much does the Orvel Quay crane lift?", [candidate], None, sentences)
         assert features.best_span == (28, 64) and features.sentences[1] == (28, 64, 0.2)
+
+
+class TestStoredSentenceTerms:
+    """A candidate that carries the sentence terms ingestion stored is scored from them, not analysed again, with the
+    same features; one whose record does not cover the sentences scored is analysed as before."""
+
+    TEXT = "Orvel Quay opened in 1931.  Its pier-head crane lifts 40 tonnes!\nTolls rose twice; ferries kept running."
+    SPANS = ((0, 26), (28, 64), (65, 81), (83, 104))
+    QUESTION = "How much does the Orvel Quay crane lift?"
+
+    def candidate(self, record: str | None) -> EvidenceCandidate:
+        return EvidenceCandidate(
+            chunk_id="quay", text=self.TEXT, title="Orvel Quay", cosine=0.3, sentence_spans=self.SPANS,
+            sentence_terms=record,
+        )
+
+    def test_stored_terms_are_read_with_the_same_features(self, monkeypatch):
+        sentences = {"quay": [(start, end, 0.1 * number) for number, (start, end) in enumerate(self.SPANS[1:], 2)]}
+        expected = EvidenceScorer().score(self.QUESTION, [self.candidate(None)], None, sentences)
+        without_vectors = EvidenceScorer().score(self.QUESTION, [self.candidate(None)])
+        record = sentence_terms_record(self.TEXT, self.SPANS)
+
+        def no_analysis(*_args, **_kwargs):
+            raise AssertionError("analysed a chunk whose sentence terms were stored")
+
+        monkeypatch.setattr(evidence_scorer, "_text_terms", no_analysis)
+        assert EvidenceScorer().score(self.QUESTION, [self.candidate(record)], None, sentences) == expected
+        assert EvidenceScorer().score(self.QUESTION, [self.candidate(record)]) == without_vectors
+
+    def test_a_record_not_covering_the_scored_sentences_is_not_read(self):
+        record = sentence_terms_record(self.TEXT, self.SPANS)
+        sentences = {"quay": [(0, 64, 0.4)]}  # a stored vector for a sentence the record does not hold
+        (features,) = EvidenceScorer().score(self.QUESTION, [self.candidate(record)], None, sentences)
+        assert features.best_span == (0, 64)
+        assert features == EvidenceScorer().score(self.QUESTION, [self.candidate(None)], None, sentences)[0]

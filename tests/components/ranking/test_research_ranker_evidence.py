@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from unittest.mock import Mock
 
 import pytest
@@ -11,9 +12,10 @@ from components.contracts import ContextChunk, chunk_to_document
 from components.knowledge_base import KnowledgeBaseSearch, open_knowledge_base
 from components.knowledge_base.knowledge_base import KnowledgeBase
 from components.knowledge_base.store import ChunkRecord, DocumentRecord
-from components.ranking import ResearchRanker
-from components.text.analyzer import term_counts
-from components.text.language import sentence_spans
+from components.ranking import ResearchRanker, evidence_scorer
+from components.text import analyzer
+from components.text.analyzer import SENTENCE_TERMS_KEY, analyze, sentence_terms_record, term_counts
+from components.text.language import SENTENCE_SPANS_KEY, sentence_spans
 
 QUESTION = "Which river flows through Warsaw?"
 TEXTS = {
@@ -36,8 +38,25 @@ FILLER = [
 
 @pytest.fixture()
 def knowledge_base(database_url, collection_name, embedding_model):
-    """A pgvector collection holding the chunks above (and some filler), written the way ingestion writes them."""
+    """A pgvector collection holding the chunks above (and some filler), with the evidence ingestion wrote before it
+    stored each chunk's sentences and their terms in its metadata."""
     store = open_knowledge_base(collection=collection_name)
+    _write(store, embedding_model, with_sentence_terms=False)
+    yield store
+    store.drop()
+
+
+@pytest.fixture()
+def knowledge_base_with_terms(database_url, collection_name, embedding_model):
+    """The same collection written the way ingestion writes it now: the chunks' sentences and their terms in their
+    metadata."""
+    store = open_knowledge_base(collection=collection_name)
+    _write(store, embedding_model, with_sentence_terms=True)
+    yield store
+    store.drop()
+
+
+def _write(store: KnowledgeBase, embedding_model, with_sentence_terms: bool) -> None:
     texts = {**TEXTS, **{f"filler{i}": text for i, text in enumerate(FILLER)}}
     vectors, sentence_vectors, kept = embedding_model.embed_with_sentence_spans(
         list(texts.values()), [sentence_spans(text) for text in texts.values()]
@@ -46,19 +65,23 @@ def knowledge_base(database_url, collection_name, embedding_model):
         document = DocumentRecord(
             document_id=name, title="Cities", source=f"notes/{name}.txt", doc_type="txt", content_hash=name, text=text
         )
+        cut = sentence_spans(text)
+        metadata = {
+            SENTENCE_SPANS_KEY: [list(span) for span in cut],
+            SENTENCE_TERMS_KEY: sentence_terms_record(text, cut),
+        }
         chunk = ChunkRecord(
             chunk_id=name,
             document_id=name,
             chunk_index=0,
             text=text,
             embedding=vector,
+            metadata=metadata if with_sentence_terms else {},
             sentence_spans=spans,
             sentence_embeddings=sentences,
             term_counts=term_counts(f"Cities {text}"),
         )
         store.upsert_document(document, [chunk])
-    yield store
-    store.drop()
 
 
 def _retrieve(collection: str, embedding_model) -> tuple[list, list, list]:
@@ -93,6 +116,41 @@ class TestEvidenceRanking:
         # semantic relevance stays the chunk's cosine (the contract); the ranks say where the chunk came from.
         assert ranked[0].meta["semantic_relevance"] == pytest.approx(evidence["dense"], abs=1e-3)
         assert ranked[0].meta["ranks"]["kb_dense"] == 2 and ranked[0].meta["ranks"]["ranked"] == 1
+
+    def test_stored_sentence_terms_are_read_and_rank_the_same(
+        self, knowledge_base_with_terms, embedding_model, monkeypatch
+    ):
+        fused, branches, vector = _retrieve(knowledge_base_with_terms.collection, embedding_model)
+        # Every hit carries its sentences' terms, as ingestion stored them.
+        assert all(document.meta[SENTENCE_TERMS_KEY] for document in fused)
+        ranker = ResearchRanker(top_k=8, document_store=knowledge_base_with_terms.index.document_store)
+
+        def without_terms(documents: list) -> list:
+            return [
+                dataclasses.replace(document, meta={k: v for k, v in document.meta.items() if k != SENTENCE_TERMS_KEY})
+                for document in documents
+            ]
+
+        expected = ranker.run(
+            query=QUESTION, documents=without_terms(fused), query_embedding=vector,
+            branch_documents=[without_terms(branch) for branch in branches],
+        )
+
+        def no_analysis(*_args, **_kwargs):
+            raise AssertionError("analysed a chunk whose sentence terms were stored")
+
+        term_counts_before = {document.id: term_counts(document.content) for document in fused}
+        monkeypatch.setattr(evidence_scorer, "_text_terms", no_analysis)
+        ranked = ranker.run(query=QUESTION, documents=fused, query_embedding=vector, branch_documents=branches)
+        assert [(d.id, d.score, d.meta) for d in ranked["documents"]] == [
+            (d.id, d.score, d.meta) for d in expected["documents"]
+        ]
+        # The answer and what reads it do not carry the terms on.
+        assert not any(SENTENCE_TERMS_KEY in document.meta for document in ranked["documents"])
+        # The citation check finds the ranked chunks analysed, as when the ranker analysed them.
+        monkeypatch.setattr(analyzer, "terms", no_analysis)
+        for document in ranked["documents"]:
+            assert analyze(document.content).counts == term_counts_before[document.id]
 
     def test_without_store_evidence_the_ranker_still_ranks(self, knowledge_base, embedding_model):
         fused, branches, vector = _retrieve(knowledge_base.collection, embedding_model)

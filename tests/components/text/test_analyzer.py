@@ -8,7 +8,18 @@ import threading
 import pytest
 from spacy.lang.en.stop_words import STOP_WORDS as SPACY_STOP_WORDS
 
-from components.text.analyzer import STOP_WORDS, analyze, content_words, stem, term_counts, terms, words
+from components.text.analyzer import (
+    SENTENCE_TERMS_SEPARATOR,
+    STOP_WORDS,
+    analyze,
+    content_words,
+    sentence_terms_counts,
+    sentence_terms_record,
+    stem,
+    term_counts,
+    terms,
+    words,
+)
 
 
 class TestTerms:
@@ -69,3 +80,31 @@ class TestAnalyze:
     def test_analyze_counts_terms_and_length(self):
         analysis = analyze("The Broncos won the game. Denver's defense played hard.")
         assert analysis.counts["bronco"] == 1 and analysis.length == sum(analysis.counts.values())
+
+
+class TestSentenceTermsRecord:
+    """A chunk's sentence terms stored as one string: each sentence's terms, then the rest of the text's, adding up to
+    what analysing the text gives."""
+
+    TEXT = "Orvel Quay opened in 1931.  Its cranes lift 40 tonnes!\n<p> Tolls rose; the quay's ferries kept running."
+    SPANS = ((0, 26), (28, 54), (59, 104))
+
+    def test_each_sentences_terms_then_the_rest_adding_up_to_the_whole_texts_counts(self):
+        record = sentence_terms_record(self.TEXT, self.SPANS)
+        pieces = record.split(SENTENCE_TERMS_SEPARATOR)
+        # The "<p>" between the second and the third sentence is outside every sentence.
+        expected = [terms(self.TEXT[start:end]) for start, end in self.SPANS] + [["p"]]
+        assert [piece.split() for piece in pieces] == expected
+        assert sentence_terms_counts(record, len(self.SPANS)) == term_counts(self.TEXT)
+
+    def test_terms_outside_the_sentences_come_last(self):
+        record = sentence_terms_record(self.TEXT, self.SPANS[:1])
+        assert sorted(record.split(SENTENCE_TERMS_SEPARATOR)[1].split()) == sorted(terms(self.TEXT[26:]))
+        assert sentence_terms_counts(record, 1) == term_counts(self.TEXT)
+
+    def test_a_span_cutting_a_word_gives_no_record(self):
+        assert sentence_terms_record("Orvel Quay opened.", ((0, 8), (8, 18))) is None
+
+    @pytest.mark.parametrize("record", [None, 7, "orvel quay", "a|b|c|d|e"])
+    def test_a_record_for_other_sentences_or_none_is_not_read(self, record):
+        assert sentence_terms_counts(record, len(self.SPANS)) is None
