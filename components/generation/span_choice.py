@@ -592,24 +592,108 @@ class SpanModel(logistic_model.LogisticModel):
         return numpy.array(self.coef), numpy.array(self.mean), numpy.array(self.scale), itemgetter(*self.features)
 
 
+# How `fit` learns the weights: one candidate at a time ("pointwise", a logistic regression over right and wrong
+# candidates), a part's candidates against each other ("pairwise": a logistic regression without intercept on each
+# right candidate's features minus each wrong one's of its part, both signs) or all at once ("listwise": a
+# conditional logit, the softmax over a part's candidates, fitted on the parts that hold a right one).
+OBJECTIVES = ("pointwise", "pairwise", "listwise")
+
+
 def fit(
     rows: Sequence[Mapping[str, float]],
     labels: Sequence[bool],
     features: Sequence[str] = FEATURES,
     c: float = 1.0,
     meta: Mapping[str, Any] | None = None,
+    objective: str = "pointwise",
+    parts: Sequence[Any] | None = None,
 ) -> SpanModel:
     """A logistic regression (scikit-learn, standardised features, L2 with strength `1/c`) fitted to candidate
-    rows labelled right (True) or wrong; both labels must occur."""
+    rows labelled right (True) or wrong; both labels must occur. With a ranking `objective` ("pairwise",
+    "listwise"; `parts` names each row's part) the weights rank a part's candidates, and one slope and an intercept
+    over their score (a logistic regression of the labels on it) turn them into the same probability a pointwise
+    model gives, so the file and the generator read it alike."""
     import numpy as np
 
     logistic_model.check_labels(rows, labels, "candidate spans")
+    if objective not in OBJECTIVES:
+        raise ValueError(f"the span model's objective must be one of {', '.join(OBJECTIVES)}, not {objective!r}")
     matrix = np.array([[float(row.get(name, 0.0)) for name in features] for row in rows])
+    meta = {"version": MODEL_VERSION, **(meta or {})}
+    if objective == "pointwise":
+        fitted = logistic_model.fit_standardised(matrix, matrix.mean(axis=0), labels, c, max_iter=2000)
+        return SpanModel(tuple(features), *fitted, meta)
+    if parts is None or len(parts) != len(rows):
+        raise ValueError("a ranking objective needs the part of every row")
+    mean, scale = matrix.mean(axis=0), matrix.std(axis=0)
+    scale[scale == 0] = 1.0
+    standard = (matrix - mean) / scale
+    right = np.array(labels, dtype=bool)
+    groups = [np.flatnonzero(np.array([part == key for part in parts])) for key in dict.fromkeys(parts)]
+    ranked = [index for index in groups if right[index].any() and not right[index].all()]
+    if not ranked:
+        raise ValueError("a ranking objective needs parts holding both right and wrong candidate spans")
+    weights = (_pairwise if objective == "pairwise" else _listwise)(standard, right, ranked, c)
+    # The features a part's candidates all share (what the question asks) cannot rank them; they set the level of
+    # the probability, beside the ranker's score, so it says how often such a part's pick is right.
+    shared = np.flatnonzero([all(np.ptp(standard[index, j]) == 0 for index in groups) for j in range(len(features))])
+    coef, intercept = _calibrated(standard, weights, shared, right)
     return SpanModel(
         tuple(features),
-        *logistic_model.fit_standardised(matrix, matrix.mean(axis=0), labels, c, max_iter=2000),
-        {"version": MODEL_VERSION, **(meta or {})},
+        tuple(float(value) for value in mean),
+        tuple(float(value) for value in scale),
+        tuple(float(value) for value in coef),
+        intercept,
+        {**meta, "objective": objective},
     )
+
+
+def _pairwise(standard: Any, right: Any, parts: Sequence[Any], c: float) -> Any:
+    """Weights of a logistic regression without intercept on a right candidate's features minus a wrong one's, for
+    every such pair within a part, each pair also reversed (labelled wrong)."""
+    import numpy as np
+    from sklearn.linear_model import LogisticRegression
+
+    differences = np.vstack(
+        [standard[i] - standard[index[~right[index]]] for index in parts for i in index[right[index]]]
+    )
+    pairs = np.vstack([differences, -differences])
+    targets = np.r_[np.ones(len(differences), dtype=int), np.zeros(len(differences), dtype=int)]
+    return LogisticRegression(C=c, fit_intercept=False, max_iter=4000).fit(pairs, targets).coef_[0]
+
+
+def _listwise(standard: Any, right: Any, parts: Sequence[Any], c: float) -> Any:
+    """Weights of a conditional logit: per part, the softmax of its candidates' scores, whose target shares one
+    between the part's right candidates; L2 with strength `1/c`, as scikit-learn's logistic regression weighs it
+    (L-BFGS, scipy)."""
+    import numpy as np
+    from scipy.optimize import minimize
+    from scipy.special import logsumexp, softmax
+
+    blocks = [(standard[index], right[index] / right[index].sum()) for index in parts]
+
+    def loss(weights: Any) -> tuple[float, Any]:
+        value, gradient = 0.5 * weights @ weights, weights.copy()
+        for features, target in blocks:
+            scores = features @ weights
+            value -= c * (target @ scores - logsumexp(scores))
+            gradient += c * features.T @ (softmax(scores) - target)
+        return value, gradient
+
+    return minimize(loss, np.zeros(standard.shape[1]), jac=True, method="L-BFGS-B", options={"maxiter": 3000}).x
+
+
+def _calibrated(standard: Any, weights: Any, shared: Any, right: Any) -> tuple[Any, float]:
+    """The coefficients and intercept of a logistic regression of the labels on the ranker's score and the features
+    every part's candidates share (`shared`, columns of `standard`), as weights of the standardised features."""
+    import numpy as np
+    from sklearn.linear_model import LogisticRegression
+
+    columns = np.column_stack([standard @ weights, standard[:, shared]])
+    model = LogisticRegression(max_iter=2000).fit(columns, right.astype(int))
+    coef = model.coef_[0][0] * weights
+    coef[shared] += model.coef_[0][1:]
+    return coef, float(model.intercept_[0])
 
 
 def scored_candidates(

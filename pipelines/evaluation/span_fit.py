@@ -33,7 +33,7 @@ from typing import Any
 
 from components.generation.extractive_answer_generator import ExtractiveAnswerGenerator
 from components.generation.question_analysis import QuestionPart
-from components.generation.span_choice import FEATURES, fit, scored_candidates
+from components.generation.span_choice import FEATURES, OBJECTIVES, fit, scored_candidates
 from components.model_files import read_json_object
 from pipelines.evaluation import metrics
 from pipelines.evaluation.answer_replay import fit_provenance, replay_sets
@@ -46,6 +46,10 @@ RIGHT_SPAN = 0.5  # a candidate is right when its token F1 with a gold answer is
 # What each kept record and logged context must hold (`fit_spans(contexts_file=...)`).
 KEPT_RECORD_KEYS = ("set", "half", "id", "answers", "parts")
 KEPT_CONTEXT_KEYS = ("sentence", "part", "question_terms", "rule_span", "rule_way", "set", "half", "id", "answers")
+# The regularisation strengths (`c`) grouped cross-validation on the tune half chooses among (`cross_validated_c`),
+# and its folds (a question's parts stay in one fold).
+C_GRID = (0.001, 0.003, 0.01, 0.03, 0.1, 0.3, 1.0, 3.0)
+CV_FOLDS = 5
 
 
 def _kept_sets(sets: Mapping[str, Path]) -> dict[str, str]:
@@ -206,15 +210,57 @@ def evaluate(
     return out
 
 
+def _fitted(groups: Sequence[dict[str, Any]], c: float, objective: str, meta: Mapping[str, Any] | None = None) -> Any:
+    """The span model fitted on the groups' candidates (each group one part)."""
+    rows = [row for group in groups for row in group["rows"]]
+    labels = [label for group in groups for label in group["labels"]]
+    parts = [number for number, group in enumerate(groups) for _ in group["rows"]]
+    return fit(rows, labels, features=FEATURES, c=c, meta=meta, objective=objective, parts=parts)
+
+
+def _right_share(groups: Sequence[dict[str, Any]], model: Any) -> float:
+    """The share of the groups' parts whose candidate the model rates highest is right (token F1 >= `RIGHT_SPAN`)."""
+    right = [metrics.token_f1(_chosen(group, model), group["answers"]) >= RIGHT_SPAN for group in groups]
+    return metrics.mean(right) or 0.0
+
+
+def cross_validated_c(
+    groups: Sequence[dict[str, Any]], objective: str = "pointwise", grid: Sequence[float] = C_GRID
+) -> tuple[float, dict[float, float]]:
+    """The `c` of `grid` whose models, fitted on all but one of `CV_FOLDS` folds of the tune half's parts (a
+    question's parts in one fold), pick a right span for the most held-out parts (the smaller `c` on a tie), and
+    that share for each `c` (over the folds whose other parts can be fitted on)."""
+    from sklearn.model_selection import GroupKFold
+
+    tune = [group for group in groups if group["half"] == "tune"]
+    questions = [str(group["id"]) for group in tune]
+    folds = list(GroupKFold(n_splits=min(CV_FOLDS, len(set(questions)))).split(tune, groups=questions))
+    shares = {}
+    for c in grid:
+        held = []
+        for train, test in folds:
+            try:
+                model = _fitted([tune[i] for i in train], c, objective)
+            except ValueError:  # a fold whose other parts lack right (or wrong) candidates scores nothing
+                continue
+            held.append(_right_share([tune[i] for i in test], model))
+        shares[c] = sum(held) / len(held) if held else 0.0
+    return max(grid, key=lambda c: (round(shares[c], 6), -c)), shares
+
+
 def fit_spans(
     sets: Mapping[str, Path],
     out: Path,
-    c: float = 1.0,
+    c: float | None = 1.0,
     command: str = "",
     contexts_file: Path | None = None,
+    objective: str = "pointwise",
 ) -> dict[str, Any]:
     """Replay the captured sets (or read the kept log `contexts_file` when it exists), fit the span model on the
-    tune halves, write it to `out` and return `{"model", "scores"}` (`evaluate`)."""
+    tune halves (`objective`: how, `span_choice.OBJECTIVES`; `c` None: chosen by `cross_validated_c`), write it to
+    `out` and return `{"model", "scores"}` (`evaluate`)."""
+    if objective not in OBJECTIVES:
+        raise ValueError(f"the span model's objective must be one of {', '.join(OBJECTIVES)}, not {objective!r}")
     if contexts_file is not None and contexts_file.is_file():
         records, contexts = read_kept(contexts_file, sets)
     else:
@@ -226,19 +272,24 @@ def fit_spans(
             contexts_file.write_text(json.dumps(kept) + "\n", encoding="utf-8")
     groups = labelled_candidates(contexts)
     tune = [group for group in groups if group["half"] == "tune"]
-    rows = [row for group in tune for row in group["rows"]]
     labels = [label for group in tune for label in group["labels"]]
-    if not rows:
+    if not labels:
         raise ValueError("the sets' tune halves hold no labelled candidate spans to fit on")
+    chosen: dict[str, Any] = {}
+    if c is None:
+        c, shares = cross_validated_c(groups, objective)
+        chosen = {"cross_validated": {str(grid_c): share for grid_c, share in shares.items()}}
     meta = {
         **fit_provenance(sets, records, command),
         "tune_parts": len(tune),
-        "tune_candidates": len(rows),
+        "tune_candidates": len(labels),
         "tune_right": sum(labels),  # candidates: a part may hold several right ones (its best F1, tied)
         "tune_right_parts": sum(any(group["labels"]) for group in tune),
         "right_span": RIGHT_SPAN,
+        "c": c,
+        **chosen,
     }
-    model = fit(rows, labels, features=FEATURES, c=c, meta=meta)
+    model = _fitted(tune, c, objective, meta)
     margin = switch_margin(records, groups, model)
     model = replace(model, meta={**model.meta, "switch_margin": margin})
     scores = evaluate(records, groups, model, margin)

@@ -112,18 +112,52 @@ def test_the_question_words_near_a_candidate_and_the_preposition_before_the_wh_p
     assert without["1901"]["prep_match"] == 0.0
 
 
-def _subject_model() -> SpanModel:
-    """A model fitted on invented rows where the right span is the subject of the question's verb."""
-    rows, labels = [], []
-    for question, sentence, right in (
-        ("Who founded Brightwater Mills?", SENTENCE, "Ada Quill"),
-        ("Who painted the Lorn Chapel?", "Bram Ostry painted the Lorn Chapel for Ida Venn in 1880.", "Bram Ostry"),
-        ("Who built the Pell Tower?", "In 1722 Cora Hask built the Pell Tower beside Joss Mere.", "Cora Hask"),
+def _subject_rows() -> tuple[list[dict[str, float]], list[bool], list[int]]:
+    """Invented candidate rows where the right span is the subject of the question's verb, with each row's part."""
+    rows, labels, parts = [], [], []
+    for part, (question, sentence, right) in enumerate(
+        (
+            ("Who founded Brightwater Mills?", SENTENCE, "Ada Quill"),
+            ("Who painted the Lorn Chapel?", "Bram Ostry painted the Lorn Chapel for Ida Venn in 1880.", "Bram Ostry"),
+            ("Who built the Pell Tower?", "In 1722 Cora Hask built the Pell Tower beside Joss Mere.", "Cora Hask"),
+        )
     ):
         for text, row in _features(question, sentence).items():
             rows.append(row)
             labels.append(text == right)
+            parts.append(part)
+    return rows, labels, parts
+
+
+def _subject_model() -> SpanModel:
+    """A pointwise model fitted on `_subject_rows`."""
+    rows, labels, _ = _subject_rows()
     return fit(rows, labels, meta={"command": "test"})
+
+
+@pytest.mark.parametrize("objective", ["pairwise", "listwise"])
+def test_a_ranking_objective_ranks_a_parts_candidates_and_gives_a_probability(objective: str) -> None:
+    rows, labels, parts = _subject_rows()
+    model = fit(rows, labels, meta={"command": "test"}, objective=objective, parts=parts)
+    assert model.meta["objective"] == objective
+    analysis = analyze_question("Who restored the Fenn Organ?")
+    sentence = "After the fire, Lise Harrow restored the Fenn Organ with Otto Brisk."
+    rated = rated_candidates(sentence, analysis.parts[0], analysis.question_terms, "Otto Brisk", "entity", model)
+    choice = choose_span(sentence, rated)
+    assert choice is not None and choice.text == "Lise Harrow"
+    # A probability like the pointwise model's: its slope and intercept fitted on the candidates' labels.
+    assert 0.0 < choice.probability < 1.0 and choice.margin > 0.0
+    assert SpanModel.from_dict(json.loads(json.dumps(model.to_dict()))).coef == model.coef
+
+
+def test_a_ranking_objective_needs_each_rows_part_and_a_known_name() -> None:
+    rows, labels, parts = _subject_rows()
+    with pytest.raises(ValueError, match="needs the part of every row"):
+        fit(rows, labels, objective="listwise")
+    with pytest.raises(ValueError, match="one of pointwise, pairwise, listwise"):
+        fit(rows, labels, objective="ordinal", parts=parts)
+    with pytest.raises(ValueError, match="both right and wrong"):
+        fit(rows, labels, objective="pairwise", parts=list(range(len(rows))))
 
 
 def test_a_fitted_model_chooses_and_reports_its_probability_and_margin() -> None:

@@ -130,6 +130,27 @@ def test_fit_spans_writes_a_model_the_generator_reads_and_refits_from_its_kept_l
     assert SpanModel.load(again).coef == model.coef
 
 
+@pytest.mark.parametrize("objective", ["pairwise", "listwise"])
+def test_fit_spans_ranks_with_an_objective_and_chooses_c_by_grouped_cross_validation(
+    capture: Path, tmp_path: Path, capsys, objective: str
+) -> None:
+    from pipelines.evaluation import span_fit
+
+    out, kept = tmp_path / "spans.json", tmp_path / "spans.contexts.json"
+    arguments = ["fit", "spans", f"squad_mini={capture}", "--out", str(out), "--contexts", str(kept)]
+    assert main([*arguments, "--objective", objective, "--cv"]) == 0
+    data = json.loads(out.read_text())
+    assert data["objective"] == objective and data["c"] in span_fit.C_GRID
+    assert set(data["cross_validated"]) == {str(c) for c in span_fit.C_GRID}
+    assert data["command"] == f"research fit spans squad_mini=mini.capture.jsonl --objective {objective} --cv"
+    assert f"C {data['c']};" in capsys.readouterr().out
+    generator = ExtractiveAnswerGenerator(embedding_model="", span_model=str(out))
+    answer = generator.run(
+        query=FACTS[0][1], documents=[Document(content=FACTS[0][2], meta={"source_title": FACTS[0][0]})]
+    )
+    assert answer["parts"][0]["short_answer"] == "Orvelle Dunmark"
+
+
 def test_fit_spans_counts_the_parts_with_a_right_span_not_their_right_candidates(
     capture: Path, tmp_path: Path, capsys
 ) -> None:
