@@ -12,7 +12,12 @@ logistic regression (`SpanModel`) fitted on labelled questions (`research fit sp
 a word of a set: they are properties of the parse.
 
 The model lives in a small versioned JSON file (`span_model.json` beside this module by default):
-`{"version", "features", "mean", "scale", "coef", "intercept", "fitted_from", "command", "scores", ...}`.
+`{"version", "features", "mean", "scale", "coef", "intercept", "fitted_from", "command", "scores", ...}`, the
+pointwise model whose probability that a candidate is right (and its lead over the sentence's other candidates) the
+answer confidence reads, and optionally `"rank": {"objective", "c", "features", "mean", "scale", "coef",
+"intercept"}`, a ranker fitted over a part's candidates (`fit(objective="listwise")`) that orders them instead: it
+chooses the pick and whether it replaces the rules' span, while the probability and lead stay the pointwise model's.
+A file without `rank` (also version 1) picks by the pointwise model.
 
 Usage:
 ```python
@@ -31,7 +36,7 @@ from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from operator import itemgetter
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy
 
@@ -42,7 +47,8 @@ from components.generation.question_gap import fill_gap_token, phrase_tokens, qu
 from components.text.analyzer import terms
 from components.text.language import VALUE_LABELS, parse, parse_question
 
-MODEL_VERSION = 1
+MODEL_VERSION = 2
+READ_VERSIONS = (1, 2)  # version 1: the pointwise model alone, no "rank"
 DEFAULT_MODEL_PATH = Path(__file__).with_name("span_model.json")
 
 # What the generator does with the model (`ExtractiveAnswerGenerator(span_choice=...)`): replace the rules' span with
@@ -546,10 +552,27 @@ class SpanModelError(ValueError):
     """A span model file that cannot be used; the message says why."""
 
 
+class RatedCandidate(NamedTuple):
+    """A candidate with the span model's `probability` that it is right and the ranker's score (`rank`, None for a
+    model without a ranker: the probability orders the candidates)."""
+
+    probability: float
+    candidate: Candidate
+    rank: float | None = None
+
+    @property
+    def order(self) -> float:
+        """The score the candidates are ranked by."""
+        return self.probability if self.rank is None else self.rank
+
+
 @dataclass(frozen=True)
 class SpanModel(logistic_model.LogisticModel):
     """A fitted logistic model: `probability(features)` that a candidate span is a right short answer (an absent
-    feature reads as 0)."""
+    feature reads as 0); with a `rank` model (a ranker over a part's candidates), that one orders the candidates and
+    chooses the pick, this one still gives its probability."""
+
+    rank: SpanModel | None = None
 
     WHAT = "span model"
     VERSION = MODEL_VERSION
@@ -564,7 +587,26 @@ class SpanModel(logistic_model.LogisticModel):
         margin = data.get("switch_margin", 0.0)
         if isinstance(margin, bool) or not isinstance(margin, int | float) or not 0.0 <= margin <= 1.0:
             raise SpanModelError(f"the span model's switch_margin is {margin!r}, not a number from 0 to 1")
-        return super().from_dict(data)
+        version = data.get("version") if data.get("version") in READ_VERSIONS else MODEL_VERSION
+        read = logistic_model.read_logistic(data, cls.WHAT, version, cls.KNOWN, cls.ERROR, cls.NUMBERS)
+        meta = dict(read.meta)
+        rank = meta.pop("rank", None)
+        if rank is not None and (version == 1 or not isinstance(rank, Mapping)):
+            raise SpanModelError(f"the span model's rank is {type(rank).__name__}, not a ranker of a version 2 file")
+        ranker = None
+        if rank is not None:
+            rank_read = logistic_model.read_logistic(
+                {**rank, "version": version}, "span model's ranker", version, cls.KNOWN, cls.ERROR, cls.NUMBERS
+            )
+            rank_meta = {key: value for key, value in rank_read.meta.items() if key != "version"}
+            ranker = cls(rank_read.features, *rank_read.columns, meta=rank_meta, **rank_read.numbers)
+        return cls(read.features, *read.columns, meta=meta, rank=ranker, **read.numbers)
+
+    def to_dict(self) -> dict[str, Any]:
+        data = super().to_dict()
+        if self.rank is not None:
+            data["rank"] = self.rank.to_dict()
+        return data
 
     @property
     def switch_margin(self) -> float:
@@ -586,6 +628,10 @@ class SpanModel(logistic_model.LogisticModel):
         terms_ = coef * (matrix - mean) / scale
         z = numpy.cumsum(numpy.column_stack((numpy.full(len(rows), self.intercept), terms_)), axis=1)[:, -1]
         return [1.0 / (1.0 + math.exp(-max(-60.0, min(60.0, value)))) for value in z.tolist()]
+
+    def rank_scores(self, rows: Sequence[Mapping[str, float]]) -> list[float]:
+        """The scores that order the rows' candidates: the ranker's probabilities, or without one this model's."""
+        return (self.rank or self).probabilities(rows)
 
     @cached_property
     def _columns(self) -> tuple[Any, Any, Any, Callable[[Mapping[str, float]], Any]]:
@@ -713,11 +759,14 @@ def rated_candidates(
     rule_span: str,
     rule_way: str,
     model: SpanModel,
-) -> list[tuple[float, Candidate]]:
-    """The sentence's candidates with the model's probability, best first (the shorter first on a tie)."""
+) -> list[RatedCandidate]:
+    """The sentence's candidates with the model's probability and rank score, best ranked first (the shorter first
+    on a tie)."""
     candidates, rows = scored_candidates(sentence, part, question_terms, rule_span, rule_way)
-    rated = list(zip(model.probabilities(rows), candidates, strict=True))
-    return sorted(rated, key=lambda item: (-item[0], len(item[1].text)))
+    probabilities = model.probabilities(rows)
+    ranks = [None] * len(rows) if model.rank is None else model.rank.probabilities(rows)
+    rated = [RatedCandidate(*item) for item in zip(probabilities, candidates, ranks, strict=True)]
+    return sorted(rated, key=lambda item: (-item.order, len(item.candidate.text)))
 
 
 def _root_label(sentence: str, candidate: Candidate) -> str:
@@ -728,38 +777,49 @@ def _root_label(sentence: str, candidate: Candidate) -> str:
     return reading.doc[reading.facts(candidate).root].ent_type_
 
 
-def choose_span(sentence: str, rated: Sequence[tuple[float, Candidate]]) -> SpanChoice | None:
-    """The candidate the model rates highest among the sentence's `rated_candidates` (None when the sentence
+def _choice(sentence: str, rated: Sequence[RatedCandidate], chosen: RatedCandidate, text: str) -> SpanChoice:
+    """`chosen` as the span `text`, with its probability and its lead over the best other candidate. When a ranker
+    ordered the candidates (its scores are not the probabilities), the probability is the best of the candidates
+    holding the same text and the lead is over those holding another."""
+    if chosen.rank is not None:
+        probability = max(item.probability for item in rated if item.candidate.text == chosen.candidate.text)
+        others = [item.probability for item in rated if item.candidate.text != chosen.candidate.text]
+    else:
+        probability = chosen.probability
+        others = [item.probability for item in rated if item is not chosen]
+    return SpanChoice(
+        text, probability, probability - max(others, default=0.0), _root_label(sentence, chosen.candidate)
+    )
+
+
+def choose_span(sentence: str, rated: Sequence[RatedCandidate]) -> SpanChoice | None:
+    """The candidate the model ranks highest among the sentence's `rated_candidates` (None when the sentence
     offers none), with its probability, its lead over the runner-up and its entity label."""
     if not rated:
         return None
-    (probability, best), runner_up = rated[0], rated[1][0] if len(rated) > 1 else 0.0
-    return SpanChoice(best.text, probability, probability - runner_up, _root_label(sentence, best))
+    return _choice(sentence, rated, rated[0], rated[0].candidate.text)
 
 
-def rate_span(rated: Sequence[tuple[float, Candidate]]) -> tuple[float, float]:
+def rate_span(rated: Sequence[RatedCandidate]) -> tuple[float, float]:
     """The rules' span as the model sees it among the sentence's `rated_candidates`: its probability of being
     right, and its lead over the best other candidate (negative when the model prefers another)."""
-    own = next((probability for probability, candidate in rated if "rule" in candidate.sources), 0.0)
-    others = [probability for probability, candidate in rated if "rule" not in candidate.sources]
+    own = next((item.probability for item in rated if "rule" in item.candidate.sources), 0.0)
+    others = [item.probability for item in rated if "rule" not in item.candidate.sources]
     return own, own - max(others, default=0.0)
 
 
-def switch_span(
-    sentence: str, rule_span: str, rated: Sequence[tuple[float, Candidate]], margin: float
-) -> SpanChoice | None:
-    """The model's pick among the sentence's `rated_candidates` when its probability leads the rules' span's by
+def switch_span(sentence: str, rule_span: str, rated: Sequence[RatedCandidate], margin: float) -> SpanChoice | None:
+    """The model's pick among the sentence's `rated_candidates` when its rank score leads the rules' span's by
     `margin` (the model's `switch_margin`), or the rules found none, with its probability and lead over the
     runner-up; otherwise the rules' span, with its probability and its lead over the best other candidate (negative
     when the model prefers another). None without candidates."""
     if not rated:
         return None
-    own = next(((p, c) for p, c in rated if "rule" in c.sources), None) if rule_span else None
-    (probability, best), runner_up = rated[0], rated[1][0] if len(rated) > 1 else 0.0
-    if own is None or best is own[1] or probability - own[0] >= margin:
-        return SpanChoice(best.text, probability, probability - runner_up, _root_label(sentence, best))
-    others = [p for p, c in rated if c is not own[1]]
-    return SpanChoice(rule_span, own[0], own[0] - max(others, default=0.0), _root_label(sentence, own[1]))
+    own = next((item for item in rated if "rule" in item.candidate.sources), None) if rule_span else None
+    best = rated[0]
+    if own is None or best is own or best.order - own.order >= margin:
+        return _choice(sentence, rated, best, best.candidate.text)
+    return _choice(sentence, rated, own, rule_span)
 
 
 # A personal pronoun, and whether the name it stands for may be a person's ("he"), may not ("it") or may be either.

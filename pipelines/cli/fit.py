@@ -80,13 +80,15 @@ def register(subparsers: Any) -> None:
         "--objective",
         choices=("pointwise", "pairwise", "listwise"),
         default="pointwise",
-        help="fit each candidate alone (default), each right candidate against each wrong one of its part, or a "
-        "softmax over each part's candidates",
+        help="how the model that chooses the pick is fitted: each candidate alone (default), each right candidate "
+        "against each wrong one of its part, or a softmax over each part's candidates; a ranker is written beside the "
+        "pointwise model, which still gives the probability the answer confidence reads",
     )
     spans.add_argument(
         "--cv",
         action="store_true",
-        help="choose the regularisation strength by grouped cross-validation on the tune half (instead of --c)",
+        help="choose the regularisation strength of the model that picks by grouped cross-validation on the tune half "
+        "(instead of --c)",
     )
 
 
@@ -323,13 +325,16 @@ def fit_spans(args: argparse.Namespace) -> int:
             command=command,
             contexts_file=args.contexts,
             objective=args.objective,
+            probability_c=args.c,
         )
     model = report["model"]
     print(
         f"Fitted on {model['tune_candidates']} candidate spans of {model['tune_parts']} tune-half parts "
         f"({model['tune_right']} right, in {model['tune_right_parts']} parts); the pick replaces the rules' span "
         f"when it leads by "
-        f"{model.get('switch_margin', 0.0)}; C {model['c']}; written to {out}"
+        f"{model.get('switch_margin', 0.0)}; C {model['c']}"
+        + (f"; ranked by a {model['rank']['objective']} model (C {model['rank']['c']})" if "rank" in model else "")
+        + f"; written to {out}"
     )
     keys = ("exact_match", "token_f1", "right")
     rows = []

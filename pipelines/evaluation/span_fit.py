@@ -11,7 +11,10 @@ tune half is the model. It is scored by replacing each
 logged part's span with the candidate the model rates highest and scoring every question's short answers (EM and
 token F1, as `research fit answer` does), beside the rules' spans, per set and half. The lead the model's pick needs
 over the rules' span to replace it (`switch_margin`, the generator's default "switch") is chosen among
-`SWITCH_MARGINS` by the tune halves' token F1, and scored the same way ("switch").
+`SWITCH_MARGINS` by the tune halves' token F1, and scored the same way ("switch"). With a ranking objective
+(`--objective listwise`) a ranker is fitted beside the pointwise model and written into the same file: it orders a
+part's candidates (the pick, the switch and the scores follow it), while the pointwise model still gives the
+probability and lead the answer confidence reads, so that model needs no refit.
 
 The log can be kept (`contexts`: a JSON file, with the names of the sets it was made from), so that a refit of the
 same sets needs no replay.
@@ -129,11 +132,12 @@ def labelled_candidates(contexts: Sequence[dict[str, Any]]) -> list[dict[str, An
 
 
 def _chosen(group: Mapping[str, Any], model: Any, margin: float | None = None) -> str:
-    """The text of the candidate the model rates highest (the shorter on a tie), or the rules' span without any;
-    with a `margin`, the rules' span unless that candidate's probability leads the rules' span's by it ("switch")."""
+    """The text of the candidate the model ranks highest (the shorter on a tie), or the rules' span without any;
+    with a `margin`, the rules' span unless that candidate's rank score leads the rules' span's by it ("switch")."""
     if not group["texts"]:
         return group["rule_span"]
-    rated = [(model.probability(row), text, row) for text, row in zip(group["texts"], group["rows"], strict=True)]
+    scores = model.rank_scores(group["rows"])
+    rated = [(score, text, row) for score, text, row in zip(scores, group["texts"], group["rows"], strict=True)]
     best = min(rated, key=lambda item: (-item[0], len(item[1])))
     own = [probability for probability, _, row in rated if row.get("from_rule") == 1.0]
     if margin is None or not group["rule_span"] or not own or best[0] - own[0] >= margin:
@@ -255,10 +259,13 @@ def fit_spans(
     command: str = "",
     contexts_file: Path | None = None,
     objective: str = "pointwise",
+    probability_c: float = 1.0,
 ) -> dict[str, Any]:
     """Replay the captured sets (or read the kept log `contexts_file` when it exists), fit the span model on the
-    tune halves (`objective`: how, `span_choice.OBJECTIVES`; `c` None: chosen by `cross_validated_c`), write it to
-    `out` and return `{"model", "scores"}` (`evaluate`)."""
+    tune halves, write it to `out` and return `{"model", "scores"}` (`evaluate`). The pointwise model gives each
+    candidate's probability (with `c`; None: chosen by `cross_validated_c`); a ranking `objective`
+    (`span_choice.OBJECTIVES`) adds a ranker with that `c` which orders the candidates and chooses the pick, the
+    pointwise model then fitted with `probability_c`."""
     if objective not in OBJECTIVES:
         raise ValueError(f"the span model's objective must be one of {', '.join(OBJECTIVES)}, not {objective!r}")
     if contexts_file is not None and contexts_file.is_file():
@@ -279,6 +286,9 @@ def fit_spans(
     if c is None:
         c, shares = cross_validated_c(groups, objective)
         chosen = {"cross_validated": {str(grid_c): share for grid_c, share in shares.items()}}
+    ranking = {"objective": objective, "c": c, **chosen}
+    if objective != "pointwise":  # the ranker orders; the pointwise model (`probability_c`) gives the probability
+        c, chosen = probability_c, {}
     meta = {
         **fit_provenance(sets, records, command),
         "tune_parts": len(tune),
@@ -289,7 +299,9 @@ def fit_spans(
         "c": c,
         **chosen,
     }
-    model = _fitted(tune, c, objective, meta)
+    model = _fitted(tune, c, "pointwise", meta)
+    if objective != "pointwise":
+        model = replace(model, rank=replace(_fitted(tune, ranking["c"], objective), meta=ranking))
     margin = switch_margin(records, groups, model)
     model = replace(model, meta={**model.meta, "switch_margin": margin})
     scores = evaluate(records, groups, model, margin)

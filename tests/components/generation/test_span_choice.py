@@ -15,6 +15,7 @@ from components.generation.question_analysis import analyze_question
 from components.generation.span_choice import (
     FEATURES,
     PronounDoer,
+    RatedCandidate,
     SpanModel,
     SpanModelError,
     candidate_features,
@@ -150,6 +151,65 @@ def test_a_ranking_objective_ranks_a_parts_candidates_and_gives_a_probability(ob
     assert SpanModel.from_dict(json.loads(json.dumps(model.to_dict()))).coef == model.coef
 
 
+def _two_models() -> SpanModel:
+    """The pointwise `_subject_model` with a ranker beside it that prefers what the pointwise model rates last."""
+    model = _subject_model()
+    ranker = SpanModel(model.features, model.mean, model.scale, tuple(-w for w in model.coef), 0.0, {"objective": "x"})
+    return SpanModel(model.features, model.mean, model.scale, model.coef, model.intercept, model.meta, rank=ranker)
+
+
+def test_the_ranker_chooses_the_pick_and_the_pointwise_model_gives_its_probability() -> None:
+    pointwise, both = _subject_model(), _two_models()
+    analysis = analyze_question("Who restored the Fenn Organ?")
+    sentence = "After the fire, Lise Harrow restored the Fenn Organ with Otto Brisk."
+    args = (sentence, analysis.parts[0], analysis.question_terms, "Otto Brisk", "entity")
+    plain, ranked = rated_candidates(*args, pointwise), rated_candidates(*args, both)
+    assert all(item.rank is None for item in plain)
+    # The order is the ranker's; each candidate keeps the pointwise model's probability.
+    assert [item.rank for item in ranked] == sorted((item.rank for item in ranked), reverse=True)
+    probability = {item.candidate.text: item.probability for item in plain}
+    assert {item.candidate.text: item.probability for item in ranked} == probability
+    picked = choose_span(sentence, ranked)
+    assert picked is not None and picked.text == ranked[0].candidate.text != "Lise Harrow"
+    others = max(p for text, p in probability.items() if text != picked.text)
+    assert picked.probability == probability[picked.text] and picked.margin == pytest.approx(
+        picked.probability - others
+    )
+    # Switching from the rules' span is decided by the ranking, too: with any lead, its pick; with none, the rules'.
+    assert switch_span(sentence, "Otto Brisk", ranked, 0.0) == picked
+    kept = switch_span(sentence, "Otto Brisk", ranked, 1.0)
+    if picked.text != "Otto Brisk":
+        assert kept.text == "Otto Brisk" and kept.probability == probability["Otto Brisk"]
+    # The rules' span is rated by the pointwise probability, ranker or not.
+    assert rate_span(ranked) == rate_span(plain)
+
+
+def test_a_model_file_with_a_ranker_or_with_the_pointwise_model_alone_loads(tmp_path: Path) -> None:
+    both = _two_models()
+    data = json.loads(json.dumps(both.to_dict()))
+    assert data["version"] == 2 and data["rank"]["objective"] == "x" and "version" not in data["rank"]
+    loaded = SpanModel.from_dict(data)
+    assert loaded.coef == both.coef and loaded.rank is not None and loaded.rank.coef == both.rank.coef
+    assert loaded.rank.meta["objective"] == "x" and SpanModel.from_dict(loaded.to_dict()) == loaded
+    # A file of the pointwise model alone (a version 1 file, as before the ranker, or a version 2 one) picks by it.
+    for version in (1, 2):
+        alone = SpanModel.from_dict({**_subject_model().to_dict(), "version": version})
+        assert alone.rank is None and alone.coef == both.coef
+        row = dict.fromkeys(FEATURES, 0.5)
+        assert alone.rank_scores([row]) == alone.probabilities([row])
+    for change, message in (
+        ({"version": 1}, "rank is dict, not a ranker of a version 2 file"),
+        ({"rank": [1, 2]}, "rank is list"),
+        ({"rank": {**data["rank"], "coef": data["rank"]["coef"][:-1]}}, "ranker's features, mean, scale and coef"),
+        (
+            {"rank": {**data["rank"], "features": [*data["rank"]["features"][:-1], "favourite_word"]}},
+            "ranker reads unknown features",
+        ),
+    ):
+        with pytest.raises(SpanModelError, match=message):
+            SpanModel.from_dict({**data, **change})
+
+
 def test_a_ranking_objective_needs_each_rows_part_and_a_known_name() -> None:
     rows, labels, parts = _subject_rows()
     with pytest.raises(ValueError, match="needs the part of every row"):
@@ -228,9 +288,13 @@ def test_a_sentence_read_once_gives_what_its_parse_gives_for_every_question() ->
         doc = parse(SENTENCE)
         candidates = span_candidates(doc, rule_span)
         rows = candidate_features(doc, candidates, question_context(part, question_terms), rule_span, rule_way)
+        ranker = model.rank
         expected = sorted(
-            ((model.probability(row), candidate) for candidate, row in zip(candidates, rows, strict=True)),
-            key=lambda item: (-item[0], len(item[1].text)),
+            (
+                RatedCandidate(model.probability(row), candidate, ranker and ranker.probability(row))
+                for candidate, row in zip(candidates, rows, strict=True)
+            ),
+            key=lambda item: (-item.order, len(item.candidate.text)),
         )
         for _ in range(2):  # read afresh, then from the sentence's kept reading
             assert rated_candidates(SENTENCE, part, question_terms, rule_span, rule_way, model) == expected

@@ -140,10 +140,18 @@ def test_fit_spans_ranks_with_an_objective_and_chooses_c_by_grouped_cross_valida
     arguments = ["fit", "spans", f"squad_mini={capture}", "--out", str(out), "--contexts", str(kept)]
     assert main([*arguments, "--objective", objective, "--cv"]) == 0
     data = json.loads(out.read_text())
-    assert data["objective"] == objective and data["c"] in span_fit.C_GRID
-    assert set(data["cross_validated"]) == {str(c) for c in span_fit.C_GRID}
+    # Both models in one file: the ranker (C by grouped CV) picks, the pointwise one (--c) gives the probability.
+    rank = data["rank"]
+    assert rank["objective"] == objective and rank["c"] in span_fit.C_GRID
+    assert set(rank["cross_validated"]) == {str(c) for c in span_fit.C_GRID}
+    assert "objective" not in data and data["c"] == 1.0 and data["version"] == 2
+    assert len(rank["coef"]) == len(data["coef"]) and rank["coef"] != data["coef"]
     assert data["command"] == f"research fit spans squad_mini=mini.capture.jsonl --objective {objective} --cv"
-    assert f"C {data['c']};" in capsys.readouterr().out
+    assert f"ranked by a {objective} model (C {rank['c']})" in capsys.readouterr().out
+    # The pointwise model alone is the one `--objective pointwise` fits with the same C.
+    plain = tmp_path / "plain.json"
+    assert main(["fit", "spans", f"squad_mini={capture}", "--out", str(plain), "--contexts", str(kept)]) == 0
+    assert json.loads(plain.read_text())["coef"] == data["coef"] and "rank" not in json.loads(plain.read_text())
     generator = ExtractiveAnswerGenerator(embedding_model="", span_model=str(out))
     answer = generator.run(
         query=FACTS[0][1], documents=[Document(content=FACTS[0][2], meta={"source_title": FACTS[0][0]})]
@@ -257,8 +265,8 @@ def test_the_span_fits_scores_replace_each_parts_span_with_the_models_pick() -> 
     from pipelines.evaluation.span_fit import evaluate
 
     class Rates:
-        def probability(self, row: dict) -> float:
-            return row["p"]
+        def rank_scores(self, rows: list[dict]) -> list[float]:
+            return [row["p"] for row in rows]
 
     question = "Who founded the Kestrel Lantern Works?"
     record = {"set": "squad", "half": "check", "id": "q1", "answers": ["Orvelle Dunmark"]}
