@@ -9,7 +9,9 @@ features (`candidate_features`: the entity label against the kind the question a
 question already holds, its distance in words and in the parse from the sentence's words the question holds, its
 length and form, its role for the verb the question uses, whether the rules chose it), and scores them with a
 logistic regression (`SpanModel`) fitted on labelled questions (`research fit spans`). None of the features reads
-a word of a set: they are properties of the parse.
+a word of a set: they are properties of the parse. Before the model picks, the question's own form rules out the
+candidates that contradict it while one that keeps it is in the sentence (`asked_form`: a "how many N" answer counts
+N, a "what kind of N" answer is a phrase headed by N, a name or thing asked is no bare date).
 
 The model lives in a small versioned JSON file (`span_model.json` beside this module by default):
 `{"version", "features", "mean", "scale", "coef", "intercept", "fitted_from", "command", "scores", ...}`, the
@@ -34,6 +36,7 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
+from itertools import pairwise
 from operator import itemgetter
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -42,8 +45,17 @@ import numpy
 
 from components.generation import logistic_model
 from components.generation.answer_evidence import WINDOW  # the confidence's window_share reads the same window
-from components.generation.question_analysis import WH_WORDS, QuestionPart
-from components.generation.question_gap import fill_gap_token, phrase_tokens, question_gap, term_of
+from components.generation.question_analysis import HOW_ADJECTIVE_LABELS, WH_WORDS, QuestionPart
+from components.generation.question_gap import (
+    KIND_OF,
+    YEARS,
+    counted_noun,
+    counted_nouns,
+    fill_gap_token,
+    phrase_tokens,
+    question_gap,
+    term_of,
+)
 from components.text.analyzer import terms
 from components.text.language import VALUE_LABELS, parse, parse_question
 
@@ -280,6 +292,9 @@ class QuestionContext:
     focus: str
     part_text: str
     preposition: str = ""  # the preposition before the wh-phrase ("in" of "In what year ...?"), or ""
+    counted: str = ""  # the term of the noun a "how many"/"how much" part counts ("yard"), or ""
+    kind_of: bool = False  # the part asks "what kind of" its `focus`
+    not_time: bool = False  # the part asks for a name or a thing, neither a time nor an amount
 
 
 def question_context(part: QuestionPart, question_terms: frozenset[str]) -> QuestionContext:
@@ -304,7 +319,24 @@ def question_context(part: QuestionPart, question_terms: frozenset[str]) -> Ques
     focus = part.focus if part.focus not in {"", "?"} else ""
     wh = next((token.i for token in doc if token.lower_ in WH_WORDS), None)
     preposition = doc[wh - 1].lower_ if wh and doc[wh - 1].pos_ == "ADP" else ""
-    return QuestionContext(flags, tuple(part.labels), question_terms, verbs, focus, part.text, preposition)
+    counted = counted_noun(part.text) if part.kind in {"how_many", "how_much"} else ""
+    kind_of = bool(focus) and KIND_OF.search(part.text) is not None
+    # A name or a thing asked: a kind of name (labels), or a thing the wh-word stands for with no noun named ("What is
+    # at the harbour?"); a named noun without a kind ("which draft") may be named by its date ("the 2011 draft").
+    asks_thing = bool(part.labels) or part.focus == "?"
+    # A "when" or a "how many/much/long ..." anywhere in the part asks for a time or an amount, whatever wh-word opens
+    # it ("..., which was how many years ago?").
+    words = [token.lower_ for token in doc]
+    asks_value = "when" in words or any(a == "how" and b in HOW_ADJECTIVE_LABELS for a, b in pairwise(words))
+    not_time = (
+        asks_thing
+        and not asks_value
+        and part.kind in {"who", "what", "which", "where"}
+        and VALUE_LABELS.isdisjoint(part.labels)
+    )
+    return QuestionContext(
+        flags, tuple(part.labels), question_terms, verbs, focus, part.text, preposition, counted, kind_of, not_time
+    )
 
 
 def _depths(doc: Any) -> list[list[int]]:
@@ -548,17 +580,94 @@ def _features(
     return out
 
 
+# The conditions a question's own form sets on its answer, each in general grammar (`asked_form`): a "how many N" part
+# is answered by a number that counts N ("count": "1,204" of "1,204 yards", not "12 goals"); a "what kind of N" part
+# by a phrase that ends in N with words of its own before it ("kind": "a family shipping company", not "family
+# shipping" nor another noun); a part asking for a name (a who, where, or a what/which whose noun names a kind of name
+# other than a time or an amount) or for a thing with no noun named ("What is at ...?") by no bare date ("time": "an
+# office", not "2015"). A candidate that breaks one is not eligible while the sentence holds
+# one that keeps it; the model ranks the eligible ones.
+FORM_CHECKS = ("count", "kind", "time")
+
+
+def asked_form(
+    reading: _SentenceReading,
+    candidates: Sequence[Candidate],
+    context: QuestionContext,
+    checks: Sequence[str] | None = None,
+) -> list[bool]:
+    """Whether each candidate is eligible under the question's form (`checks`, default `FORM_CHECKS`): a check that
+    none of the still eligible candidates keeps, or that does not apply to the part, leaves them as they are."""
+    eligible = [True] * len(candidates)
+    for check in FORM_CHECKS if checks is None else checks:
+        kept = _keeps(check, reading, candidates, context)
+        if kept is not None and any(k and e for k, e in zip(kept, eligible, strict=True)):
+            eligible = [k and e for k, e in zip(kept, eligible, strict=True)]
+    return eligible
+
+
+def _keeps(
+    check: str, reading: _SentenceReading, candidates: Sequence[Candidate], context: QuestionContext
+) -> list[bool] | None:
+    """Whether each candidate keeps the condition `check` of `FORM_CHECKS` (None: the part sets no such condition)."""
+    doc = reading.doc
+    spans = [doc[c.start : c.end] if c.start is not None else None for c in candidates]
+    if check == "count" and context.counted:
+        return [
+            span is not None and any(t.like_num and context.counted in counted_nouns(t) for t in span)
+            for span in spans
+        ]
+    if check == "kind" and context.kind_of:
+        # The kind is said by the words before the noun ("a family shipping company"), not by a phrase after it.
+        return [
+            span is not None
+            and reading.facts(candidate).root_lemma == context.focus
+            and reading.facts(candidate).root == candidate.end - 1
+            and any(term not in context.question_terms for term in reading.facts(candidate).terms)
+            for candidate, span in zip(candidates, spans, strict=True)
+        ]
+    if check == "time" and context.not_time:
+        return [span is None or not _bare_time(span) for span in spans]
+    if check not in FORM_CHECKS:
+        raise ValueError(f"no such check of the question's form: {check!r}")
+    return None
+
+
+def _bare_time(span: Any) -> bool:
+    """Whether the stretch is a date or a time and nothing else, with a figure in it ("2015", "May 1990")."""
+    words = [token for token in span if not token.is_punct]
+    return (
+        bool(words)
+        and any(ch.isdigit() for ch in span.text)
+        and all(token.ent_type_ in {"DATE", "TIME"} or YEARS.fullmatch(token.text) for token in words)
+    )
+
+
+def candidate_eligibility(doc: Any, candidates: Sequence[Candidate], context: QuestionContext) -> list[bool]:
+    """`asked_form` of each candidate of the parsed sentence `doc` (as `candidate_features` reads it)."""
+    return asked_form(_SentenceReading(doc), candidates, context)
+
+
+def eligible_candidates(
+    sentence: str, part: QuestionPart, question_terms: frozenset[str], candidates: Sequence[Candidate]
+) -> list[bool]:
+    """`asked_form` of the sentence's candidates (`scored_candidates`) for the part."""
+    return asked_form(_reading(sentence), candidates, question_context(part, question_terms))
+
+
 class SpanModelError(ValueError):
     """A span model file that cannot be used; the message says why."""
 
 
 class RatedCandidate(NamedTuple):
-    """A candidate with the span model's `probability` that it is right and the ranker's score (`rank`, None for a
-    model without a ranker: the probability orders the candidates)."""
+    """A candidate with the span model's `probability` that it is right, the ranker's score (`rank`, None for a
+    model without a ranker: the probability orders the candidates) and whether the question's form lets it answer
+    (`eligible`: `asked_form`)."""
 
     probability: float
     candidate: Candidate
     rank: float | None = None
+    eligible: bool = True
 
     @property
     def order(self) -> float:
@@ -760,13 +869,14 @@ def rated_candidates(
     rule_way: str,
     model: SpanModel,
 ) -> list[RatedCandidate]:
-    """The sentence's candidates with the model's probability and rank score, best ranked first (the shorter first
-    on a tie)."""
+    """The sentence's candidates with the model's probability and rank score, the eligible ones under the question's
+    form (`asked_form`) first, each best ranked first (the shorter first on a tie)."""
     candidates, rows = scored_candidates(sentence, part, question_terms, rule_span, rule_way)
     probabilities = model.probabilities(rows)
     ranks = [None] * len(rows) if model.rank is None else model.rank.probabilities(rows)
-    rated = [RatedCandidate(*item) for item in zip(probabilities, candidates, ranks, strict=True)]
-    return sorted(rated, key=lambda item: (-item.order, len(item.candidate.text)))
+    eligible = eligible_candidates(sentence, part, question_terms, candidates)
+    rated = [RatedCandidate(*item) for item in zip(probabilities, candidates, ranks, eligible, strict=True)]
+    return sorted(rated, key=lambda item: (not item.eligible, -item.order, len(item.candidate.text)))
 
 
 def _root_label(sentence: str, candidate: Candidate) -> str:
@@ -810,14 +920,15 @@ def rate_span(rated: Sequence[RatedCandidate]) -> tuple[float, float]:
 
 def switch_span(sentence: str, rule_span: str, rated: Sequence[RatedCandidate], margin: float) -> SpanChoice | None:
     """The model's pick among the sentence's `rated_candidates` when its rank score leads the rules' span's by
-    `margin` (the model's `switch_margin`), or the rules found none, with its probability and lead over the
-    runner-up; otherwise the rules' span, with its probability and its lead over the best other candidate (negative
-    when the model prefers another). None without candidates."""
+    `margin` (the model's `switch_margin`), the rules found none, or the question's form lets the pick answer and not
+    the rules' span (`asked_form`), with its probability and lead over the runner-up; otherwise the rules' span, with
+    its probability and its lead over the best other candidate (negative when the model prefers another). None
+    without candidates."""
     if not rated:
         return None
     own = next((item for item in rated if "rule" in item.candidate.sources), None) if rule_span else None
     best = rated[0]
-    if own is None or best is own or best.order - own.order >= margin:
+    if own is None or best is own or best.order - own.order >= margin or (best.eligible and not own.eligible):
         return _choice(sentence, rated, best, best.candidate.text)
     return _choice(sentence, rated, own, rule_span)
 

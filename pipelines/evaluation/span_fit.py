@@ -36,7 +36,7 @@ from typing import Any
 
 from components.generation.extractive_answer_generator import ExtractiveAnswerGenerator
 from components.generation.question_analysis import QuestionPart
-from components.generation.span_choice import FEATURES, OBJECTIVES, fit, scored_candidates
+from components.generation.span_choice import FEATURES, OBJECTIVES, eligible_candidates, fit, scored_candidates
 from components.model_files import read_json_object
 from pipelines.evaluation import metrics
 from pipelines.evaluation.answer_replay import fit_provenance, replay_sets
@@ -102,16 +102,16 @@ def collect_contexts(sets: Mapping[str, Path]) -> tuple[list[dict[str, Any]], li
     return records, contexts
 
 
-def _candidates_of(context: Mapping[str, Any]) -> tuple[list[Any], list[dict[str, float]]]:
+def _candidates_of(context: Mapping[str, Any]) -> tuple[list[Any], list[dict[str, float]], list[bool]]:
+    """A logged part's candidates, their features and whether the question's form lets each answer."""
     part = dict(context["part"])
     part["labels"], part["terms"] = tuple(part.get("labels") or ()), tuple(part.get("terms") or ())
-    return scored_candidates(
-        context["sentence"],
-        QuestionPart(**part),
-        frozenset(context["question_terms"]),
-        context["rule_span"],
-        context["rule_way"],
+    question_part, question_terms = QuestionPart(**part), frozenset(context["question_terms"])
+    sentence = context["sentence"]
+    candidates, rows = scored_candidates(
+        sentence, question_part, question_terms, context["rule_span"], context["rule_way"]
     )
+    return candidates, rows, eligible_candidates(sentence, question_part, question_terms, candidates)
 
 
 def labelled_candidates(contexts: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -121,28 +121,30 @@ def labelled_candidates(contexts: Sequence[dict[str, Any]]) -> list[dict[str, An
     for context in contexts:
         if not context["answers"]:
             continue
-        candidates, rows = _candidates_of(context)
+        candidates, rows, eligible = _candidates_of(context)
         texts = [candidate.text for candidate in candidates]
         scores = [metrics.token_f1(text, context["answers"]) for text in texts]
         best = max(scores, default=0.0)
         # The best candidates only (not every one that overlaps the gold by half: those teach longer spans).
         labels = [best >= RIGHT_SPAN and score == best for score in scores]
-        out.append({**context, "texts": texts, "rows": rows, "labels": labels})
+        out.append({**context, "texts": texts, "rows": rows, "labels": labels, "eligible": eligible})
     return out
 
 
 def _chosen(group: Mapping[str, Any], model: Any, margin: float | None = None) -> str:
-    """The text of the candidate the model ranks highest (the shorter on a tie), or the rules' span without any;
-    with a `margin`, the rules' span unless that candidate's rank score leads the rules' span's by it ("switch")."""
+    """The text of the eligible candidate (`span_choice.asked_form`) the model ranks highest (the shorter on a tie),
+    or the rules' span without any; with a `margin`, the rules' span unless that candidate's rank score leads the
+    rules' span's by it or the rules' span is not eligible ("switch", as `span_choice.switch_span`)."""
     if not group["texts"]:
         return group["rule_span"]
     scores = model.rank_scores(group["rows"])
-    rated = [(score, text, row) for score, text, row in zip(scores, group["texts"], group["rows"], strict=True)]
-    best = min(rated, key=lambda item: (-item[0], len(item[1])))
-    own = [probability for probability, _, row in rated if row.get("from_rule") == 1.0]
-    if margin is None or not group["rule_span"] or not own or best[0] - own[0] >= margin:
+    eligible = group.get("eligible") or [True] * len(scores)
+    rated = list(zip(scores, group["texts"], group["rows"], eligible, strict=True))
+    best = min(rated, key=lambda item: (not item[3], -item[0], len(item[1])))
+    own = [(score, ok) for score, _, row, ok in rated if row.get("from_rule") == 1.0]
+    if margin is None or not group["rule_span"] or not own or best[0] - own[0][0] >= margin:
         return best[1]
-    return group["rule_span"]
+    return best[1] if best[3] and not own[0][1] else group["rule_span"]
 
 
 def switch_margin(records: Sequence[dict[str, Any]], groups: Sequence[dict[str, Any]], model: Any) -> float:

@@ -10,16 +10,20 @@ from pathlib import Path
 import pytest
 from haystack import Document
 
+from components.generation import span_choice
 from components.generation.extractive_answer_generator import ExtractiveAnswerGenerator
 from components.generation.question_analysis import analyze_question
 from components.generation.span_choice import (
     FEATURES,
+    FORM_CHECKS,
     PronounDoer,
     RatedCandidate,
     SpanModel,
     SpanModelError,
+    candidate_eligibility,
     candidate_features,
     choose_span,
+    eligible_candidates,
     fit,
     pronoun_antecedent,
     pronoun_doer,
@@ -287,14 +291,16 @@ def test_a_sentence_read_once_gives_what_its_parse_gives_for_every_question() ->
         part, question_terms = analysis.parts[0], analysis.question_terms
         doc = parse(SENTENCE)
         candidates = span_candidates(doc, rule_span)
-        rows = candidate_features(doc, candidates, question_context(part, question_terms), rule_span, rule_way)
+        context = question_context(part, question_terms)
+        rows = candidate_features(doc, candidates, context, rule_span, rule_way)
+        eligible = candidate_eligibility(doc, candidates, context)
         ranker = model.rank
         expected = sorted(
             (
-                RatedCandidate(model.probability(row), candidate, ranker and ranker.probability(row))
-                for candidate, row in zip(candidates, rows, strict=True)
+                RatedCandidate(model.probability(row), candidate, ranker and ranker.probability(row), ok)
+                for candidate, row, ok in zip(candidates, rows, eligible, strict=True)
             ),
-            key=lambda item: (-item.order, len(item.candidate.text)),
+            key=lambda item: (not item.eligible, -item.order, len(item.candidate.text)),
         )
         for _ in range(2):  # read afresh, then from the sentence's kept reading
             assert rated_candidates(SENTENCE, part, question_terms, rule_span, rule_way, model) == expected
@@ -439,3 +445,77 @@ class TestPronounAgreement:
         stood = "The coast had no printer. Harrow College stood in Dunmere, where she founded the Quillby Press."
         out = generator.run(query=question, documents=[Document(content=stood, meta={})])
         assert out["parts"][0]["short_answer"] != "Harrow College"
+
+
+def _preferring(feature: str, weight: float) -> SpanModel:
+    """A model that ranks a sentence's candidates by one feature alone, so the question's form must stop it."""
+    return SpanModel((feature,), (0.0,), (1.0,), (weight,), 0.0, {"command": "test"})
+
+
+# Per check: a question, its sentence, the rules' span, a model's one feature and weight that favour a span breaking
+# the question's form, and what a span keeping it is.
+FORM_CASES = {
+    # "How many N": a number that counts N, not a later word or the number that counts another noun.
+    "count": (
+        "How many bridges did Orvel Tarn design?",
+        "Orvel Tarn designed 14 bridges for the Pell valley and later built 3 towers.",
+        "14",
+        ("position", 4.0),
+        lambda text: "14" in text.split(),
+    ),
+    # "What kind of N": the phrase headed by N with its own words, not a word of it or another noun.
+    "kind": (
+        "What kind of mill is Harrow Works?",
+        "Harrow Works, a small paper mill, sold its wares to traders from Lund.",
+        "a small paper mill",
+        ("words", -4.0),
+        lambda text: text.endswith("paper mill"),
+    ),
+    # A thing asked ("What is ...?"): no bare date, while the sentence names a thing.
+    "time": (
+        "What is beside the Tarn Quay?",
+        "The guild built a storehouse beside the Tarn Quay in 1874.",
+        "a storehouse",
+        ("value", 4.0),
+        lambda text: text != "1874",
+    ),
+}
+
+
+@pytest.mark.parametrize("check", sorted(FORM_CASES))
+def test_a_candidate_that_breaks_the_questions_form_is_not_picked(check: str, monkeypatch) -> None:
+    question, sentence, rule_span, (feature, weight), keeps = FORM_CASES[check]
+    analysis = analyze_question(question)
+    part, asked = analysis.parts[0], analysis.question_terms
+    model = _preferring(feature, weight)
+
+    def picks(checks: tuple[str, ...]) -> list[str]:
+        monkeypatch.setattr(span_choice, "FORM_CHECKS", checks)
+        rated = rated_candidates(sentence, part, asked, rule_span, "phrase", model)
+        return [switch_span(sentence, rule_span, rated, 0.0).text, choose_span(sentence, rated).text]
+
+    # Without the check the model's favourite breaks the question's form; with it (alone or with the others), the
+    # pick keeps it.
+    assert not any(keeps(text) for text in picks(()))
+    assert all(keeps(text) for text in picks((check,)))
+    assert all(keeps(text) for text in picks(FORM_CHECKS))
+
+
+def test_a_form_check_leaves_the_candidates_when_none_keeps_it_or_the_question_asks_a_value() -> None:
+    def eligible(question: str, sentence: str) -> dict[str, bool]:
+        analysis = analyze_question(question)
+        candidates = span_candidates(parse(sentence))
+        flags = eligible_candidates(sentence, analysis.parts[0], analysis.question_terms, candidates)
+        return {candidate.text: flag for candidate, flag in zip(candidates, flags, strict=True)}
+
+    # No number in the sentence counts bridges: every candidate stays.
+    assert all(eligible("How many bridges did Orvel Tarn design?", "Orvel Tarn built 3 towers in Pell.").values())
+    # A time asked, even after another wh-word: a date stays eligible.
+    assert eligible("When did the guild build the storehouse?", "The guild built the storehouse in 1874.")["1874"]
+    assert eligible("The quay, which was built how many years ago?", "The quay was built 60 years ago.")["60 years"]
+    # A date beside a thing asked is not; but a noun the question names may be named by its date ("the 1874 fair").
+    assert not eligible("What did the guild build?", "The guild built a storehouse in 1874.")["1874"]
+    assert eligible("Which fair did the guild open?", "The guild opened the 1874 fair in Pell.")["1874"]
+    # A kind is said before its noun: not by the noun with a phrase after it.
+    kinds = eligible("What kind of mill is Harrow Works?", "Harrow Works is an example of a paper mill in Pell.")
+    assert kinds["paper mill"] and not kinds["paper mill in Pell"] and not kinds["Pell"]
