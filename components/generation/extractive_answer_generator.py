@@ -33,11 +33,15 @@ from components.generation.question_analysis import (
 )
 from components.generation.question_chain import CLAUSE_DEPS, decompose
 from components.generation.question_gap import (
+    KIND_OF,
     PLACE_PREPOSITIONS,
     SUBJECT_DEPS,
     WH_PHRASE_WORDS,
+    YEARS,
     action_phrase,
     closed,
+    counted_noun,
+    counted_nouns,
     fill_gap,
     fill_gap_token,
     phrase_text,
@@ -141,15 +145,12 @@ _NAME = re.compile(r"[A-Z][\w'&-]*(?:\s+(?:of\s+|the\s+|de\s+|von\s+|van\s+)?[A-
 # A title's trailing disambiguation ("Brand (play)") is not part of the name.
 _DISAMBIGUATION = re.compile(r"\s*\([^)]*\)\s*$")
 _TIME_UNITS = frozenset(terms("seconds minutes hours days weeks months years decades centuries"))
-# A year or a span of years as one token: "1726", "c1180", "1775–1795", "1496–97".
-_YEARS = re.compile(r"c?(?:1\d{3}|20\d{2})(?:[–-]\d{2}(?:\d{2})?)?")
 # What a question sets aside: "Besides X, what ...?", "Along with X, ...?", "X and which other ...?".
 _SET_ASIDE = re.compile(
     r"\b(?:besides|in addition to|along with|apart from|other than|aside from|as well as|together with)\s+([^,?]+)",
     re.I,
 )
 _AND_OTHER = re.compile(r"([^,?]+?),?\s+(?:and|or)\s+(?:what|which|who)\s+(?:other|else)\b", re.I)
-_KIND_OF = re.compile(r"\b(?:what|which)\s+(?:kind|type|sort|class)s?\s+of\b", re.I)
 _PERSONAL = frozenset({"it", "he", "she", "they"})
 # A sentence opening with a subject pronoun ("He has sold ..."): its claim is said of what the pronoun stands for. A
 # possessive ("Its first school opened ...") says it of another thing, that one's.
@@ -1061,7 +1062,7 @@ def phrase_span(
         # or its "of" phrase is the noun asked about, the other is only its kind or its measure, and the "of" phrase
         # answers (but "what kind of district" asks for the sort the noun's own words give).
         of = next((grand for child in token.children if child.lower_ == "of" for grand in child.children), None)
-        kind_of = _KIND_OF.search(part.text)
+        kind_of = KIND_OF.search(part.text)
         asked = {of.lemma_.lower(), *([] if kind_of else [token.lemma_.lower()])} if of is not None else set()
         if part.focus in asked and not _repeats_question(phrase_text(of), question_terms):
             filled = phrase_text(of)
@@ -1309,7 +1310,7 @@ def _ranked_answer_span(
     scoring = scoring or AnswerScoring.load()
     doc = parse(sentence)
     labels = part.labels
-    counted = _counted(part.text) if part.kind in {"how_many", "how_much"} else ""
+    counted = counted_noun(part.text) if part.kind in {"how_many", "how_much"} else ""
     if counted in _TIME_UNITS:
         labels += ("DATE", "TIME")  # "How many hours ...?" -> "about three hours", a time to the recogniser
     allowed = [ent for ent in doc.ents if ent.label_ in labels and not _repeats_question(ent.text, question_terms)]
@@ -1320,7 +1321,7 @@ def _ranked_answer_span(
             Span(doc, token.i, token.i + 1, label="DATE")
             for token in doc
             if token.i not in taken
-            and _YEARS.fullmatch(token.text)
+            and YEARS.fullmatch(token.text)
             and not _repeats_question(token.text, question_terms)
         ]
         allowed.sort(key=lambda ent: ent.start)
@@ -1398,7 +1399,7 @@ def _ranked_answer_span(
         filled = filled | ({ent.root.i for ent in allowed} & _partners(doc, part.text))
     if counted and scoring.on("gap"):
         # "How many seats ...?" -> "12 seats": the number that counts the asked noun plays the wh-word's role.
-        filled = filled | {ent.root.i for ent in allowed if counted in _counts(ent)}
+        filled = filled | {ent.root.i for ent in allowed if counted in counted_nouns(ent.root)}
     if part.kind == "when" and own and not question_terms <= frozenset(part.terms) and scoring.on("gap"):
         # "When did she join A and when did she leave it?" -> "joined A in March 2004 and left in May 2011": in a
         # several-part question each part's time is the one its own verb takes, not a time nearer to it in words
@@ -1500,33 +1501,10 @@ def _partners(doc: Any, question: str) -> set[int]:
     return {other.i for token in named for other in token.conjuncts if term_of(other) not in aside}
 
 
-def _counted(question: str) -> str:
-    """The term of the noun a "how many"/"how much" question counts ("How many total yards ...?" -> "yard")."""
-    if re.search(r"\bhow old\b", question, re.I):
-        return "age"  # "How old was she?" counts her age: "39" of "at age 39"
-    doc = parse_question(" ".join(question.split()))
-    after = next((token.i + 1 for token in doc if token.lower_ in {"many", "much"}), None)
-    noun = next((token for token in doc[after:] if token.pos_ in {"NOUN", "PROPN"}), None) if after else None
-    return term_of(noun) if noun is not None and noun.i <= after + 2 else ""
-
-
-def _counts(ent: Any) -> set[str]:
-    """The terms of what a number entity counts: its own unit ("300 acres"), the noun it modifies ("12 seats"), or
-    the noun of its partitive "of" ("six of the seven lines")."""
-    root = ent.root
-    nouns = [root]
-    if root.dep_ in {"nummod", "quantmod", "compound", "amod"}:
-        nouns.append(root.head)
-    nouns += [
-        grand for child in root.children if child.lower_ == "of" for grand in child.children if grand.dep_ == "pobj"
-    ]
-    return {term_of(noun) for noun in nouns} - {""}
-
-
 def _without_unit(span: Any, unit: str) -> Any:
     """The value without the unit the question names ("How many yards ...?" -> "487" of "487 yards", "In what
     century ...?" -> "the 11th"); "What year ...?" asks for the year of a fuller date ("August 1, 1774")."""
-    years = [token.i for token in span if _YEARS.fullmatch(token.text)] if unit == "year" else []
+    years = [token.i for token in span if YEARS.fullmatch(token.text)] if unit == "year" else []
     if len(years) == 1:
         return span.doc[years[0] : years[0] + 1]
     if not unit or len(span) < 2:
@@ -1829,7 +1807,7 @@ def _subject_answer(
         if entity is None:
             continue
         found = entity.text
-        if _KIND_OF.search(question):
+        if KIND_OF.search(question):
             attributes = (chunk for chunk in doc.noun_chunks if chunk.root.dep_ == "attr")
             found = next((chunk.text for chunk in attributes if chunk.root.head == entity.root.head), found)
         if not _repeats_question(_folded(found), asked):

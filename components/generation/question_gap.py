@@ -23,12 +23,13 @@ fill_gap(parse("In 1891 Tesla patented the Tesla coil, a resonant transformer.")
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
 from components.text.analyzer import terms
-from components.text.language import parse_syntax
+from components.text.language import parse_question, parse_syntax
 
 # The wh-words that stand for a phrase of the answering sentence.
 WH_PHRASE_WORDS = frozenset({"what", "which", "who", "whom", "where"})
@@ -51,6 +52,10 @@ RELATIVE_TAGS = frozenset({"WP", "WDT"})
 DROPPED_CHILDREN = frozenset("relcl acl appos advcl punct parataxis prep mark dep ccomp xcomp advmod npadvmod".split())
 # The longest phrase taken as a short answer, in words.
 MAX_WORDS = 12
+# A year or a span of years as one token: "1726", "c1180", "1775–1795", "1496–97".
+YEARS = re.compile(r"c?(?:1\d{3}|20\d{2})(?:[–-]\d{2}(?:\d{2})?)?")
+# "What kind of company ...?": the question asks for a class of the noun after "of", not for one of its names.
+KIND_OF = re.compile(r"\b(?:what|which)\s+(?:kind|type|sort|class)s?\s+of\b", re.I)
 
 
 @dataclass(frozen=True)
@@ -121,6 +126,28 @@ def term_of(token: Any) -> str:
     """The term of one word ("yards" -> "yard"); empty for a stop word or punctuation."""
     found = terms(token.text)
     return found[0] if found else ""
+
+
+def counted_noun(question: str) -> str:
+    """The term of the noun a "how many"/"how much" question counts ("How many total yards ...?" -> "yard")."""
+    if re.search(r"\bhow old\b", question, re.I):
+        return "age"  # "How old was she?" counts her age: "39" of "at age 39"
+    doc = parse_question(" ".join(question.split()))
+    after = next((token.i + 1 for token in doc if token.lower_ in {"many", "much"}), None)
+    noun = next((token for token in doc[after:] if token.pos_ in {"NOUN", "PROPN"}), None) if after else None
+    return term_of(noun) if noun is not None and noun.i <= after + 2 else ""
+
+
+def counted_nouns(number: Any) -> set[str]:
+    """The terms of what the number token `number` (or the head of a number entity) counts: its own unit ("300
+    acres"), the noun it modifies ("12 seats"), or the noun of its partitive "of" ("six of the seven lines")."""
+    nouns = [number]
+    if number.dep_ in {"nummod", "quantmod", "compound", "amod"}:
+        nouns.append(number.head)
+    nouns += [
+        grand for child in number.children if child.lower_ == "of" for grand in child.children if grand.dep_ == "pobj"
+    ]
+    return {term_of(noun) for noun in nouns} - {""}
 
 
 def _misread_verb(auxiliary: Any) -> Any:

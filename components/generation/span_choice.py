@@ -9,10 +9,17 @@ features (`candidate_features`: the entity label against the kind the question a
 question already holds, its distance in words and in the parse from the sentence's words the question holds, its
 length and form, its role for the verb the question uses, whether the rules chose it), and scores them with a
 logistic regression (`SpanModel`) fitted on labelled questions (`research fit spans`). None of the features reads
-a word of a set: they are properties of the parse.
+a word of a set: they are properties of the parse. Before the model picks, the question's own form rules out the
+candidates that contradict it while one that keeps it is in the sentence (`asked_form`: a "how many N" answer counts
+N, a "what kind of N" answer is a phrase headed by N, a name or thing asked is no bare date).
 
 The model lives in a small versioned JSON file (`span_model.json` beside this module by default):
-`{"version", "features", "mean", "scale", "coef", "intercept", "fitted_from", "command", "scores", ...}`.
+`{"version", "features", "mean", "scale", "coef", "intercept", "fitted_from", "command", "scores", ...}`, the
+pointwise model whose probability that a candidate is right (and its lead over the sentence's other candidates) the
+answer confidence reads, and optionally `"rank": {"objective", "c", "features", "mean", "scale", "coef",
+"intercept"}`, a ranker fitted over a part's candidates (`fit(objective="listwise")`) that orders them instead: it
+chooses the pick and whether it replaces the rules' span, while the probability and lead stay the pointwise model's.
+A file without `rank` (also version 1) picks by the pointwise model.
 
 Usage:
 ```python
@@ -29,20 +36,31 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
+from itertools import pairwise
 from operator import itemgetter
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy
 
 from components.generation import logistic_model
 from components.generation.answer_evidence import WINDOW  # the confidence's window_share reads the same window
-from components.generation.question_analysis import WH_WORDS, QuestionPart
-from components.generation.question_gap import fill_gap_token, phrase_tokens, question_gap, term_of
+from components.generation.question_analysis import HOW_ADJECTIVE_LABELS, WH_WORDS, QuestionPart
+from components.generation.question_gap import (
+    KIND_OF,
+    YEARS,
+    counted_noun,
+    counted_nouns,
+    fill_gap_token,
+    phrase_tokens,
+    question_gap,
+    term_of,
+)
 from components.text.analyzer import terms
 from components.text.language import VALUE_LABELS, parse, parse_question
 
-MODEL_VERSION = 1
+MODEL_VERSION = 2
+READ_VERSIONS = (1, 2)  # version 1: the pointwise model alone, no "rank"
 DEFAULT_MODEL_PATH = Path(__file__).with_name("span_model.json")
 
 # What the generator does with the model (`ExtractiveAnswerGenerator(span_choice=...)`): replace the rules' span with
@@ -274,6 +292,9 @@ class QuestionContext:
     focus: str
     part_text: str
     preposition: str = ""  # the preposition before the wh-phrase ("in" of "In what year ...?"), or ""
+    counted: str = ""  # the term of the noun a "how many"/"how much" part counts ("yard"), or ""
+    kind_of: bool = False  # the part asks "what kind of" its `focus`
+    not_time: bool = False  # the part asks for a name or a thing, neither a time nor an amount
 
 
 def question_context(part: QuestionPart, question_terms: frozenset[str]) -> QuestionContext:
@@ -298,7 +319,24 @@ def question_context(part: QuestionPart, question_terms: frozenset[str]) -> Ques
     focus = part.focus if part.focus not in {"", "?"} else ""
     wh = next((token.i for token in doc if token.lower_ in WH_WORDS), None)
     preposition = doc[wh - 1].lower_ if wh and doc[wh - 1].pos_ == "ADP" else ""
-    return QuestionContext(flags, tuple(part.labels), question_terms, verbs, focus, part.text, preposition)
+    counted = counted_noun(part.text) if part.kind in {"how_many", "how_much"} else ""
+    kind_of = bool(focus) and KIND_OF.search(part.text) is not None
+    # A name or a thing asked: a kind of name (labels), or a thing the wh-word stands for with no noun named ("What is
+    # at the harbour?"); a named noun without a kind ("which draft") may be named by its date ("the 2011 draft").
+    asks_thing = bool(part.labels) or part.focus == "?"
+    # A "when" or a "how many/much/long ..." anywhere in the part asks for a time or an amount, whatever wh-word opens
+    # it ("..., which was how many years ago?").
+    words = [token.lower_ for token in doc]
+    asks_value = "when" in words or any(a == "how" and b in HOW_ADJECTIVE_LABELS for a, b in pairwise(words))
+    not_time = (
+        asks_thing
+        and not asks_value
+        and part.kind in {"who", "what", "which", "where"}
+        and VALUE_LABELS.isdisjoint(part.labels)
+    )
+    return QuestionContext(
+        flags, tuple(part.labels), question_terms, verbs, focus, part.text, preposition, counted, kind_of, not_time
+    )
 
 
 def _depths(doc: Any) -> list[list[int]]:
@@ -542,14 +580,108 @@ def _features(
     return out
 
 
+# The conditions a question's own form sets on its answer, each in general grammar (`asked_form`): a "how many N" part
+# is answered by a number that counts N ("count": "1,204" of "1,204 yards", not "12 goals"); a "what kind of N" part
+# by a phrase that ends in N with words of its own before it ("kind": "a family shipping company", not "family
+# shipping" nor another noun); a part asking for a name (a who, where, or a what/which whose noun names a kind of name
+# other than a time or an amount) or for a thing with no noun named ("What is at ...?") by no bare date ("time": "an
+# office", not "2015"). A candidate that breaks one is not eligible while the sentence holds
+# one that keeps it; the model ranks the eligible ones.
+FORM_CHECKS = ("count", "kind", "time")
+
+
+def asked_form(
+    reading: _SentenceReading,
+    candidates: Sequence[Candidate],
+    context: QuestionContext,
+    checks: Sequence[str] | None = None,
+) -> list[bool]:
+    """Whether each candidate is eligible under the question's form (`checks`, default `FORM_CHECKS`): a check that
+    none of the still eligible candidates keeps, or that does not apply to the part, leaves them as they are."""
+    eligible = [True] * len(candidates)
+    for check in FORM_CHECKS if checks is None else checks:
+        kept = _keeps(check, reading, candidates, context)
+        if kept is not None and any(k and e for k, e in zip(kept, eligible, strict=True)):
+            eligible = [k and e for k, e in zip(kept, eligible, strict=True)]
+    return eligible
+
+
+def _keeps(
+    check: str, reading: _SentenceReading, candidates: Sequence[Candidate], context: QuestionContext
+) -> list[bool] | None:
+    """Whether each candidate keeps the condition `check` of `FORM_CHECKS` (None: the part sets no such condition)."""
+    doc = reading.doc
+    spans = [doc[c.start : c.end] if c.start is not None else None for c in candidates]
+    if check == "count" and context.counted:
+        return [
+            span is not None and any(t.like_num and context.counted in counted_nouns(t) for t in span)
+            for span in spans
+        ]
+    if check == "kind" and context.kind_of:
+        # The kind is said by the words before the noun ("a family shipping company"), not by a phrase after it.
+        return [
+            span is not None
+            and reading.facts(candidate).root_lemma == context.focus
+            and reading.facts(candidate).root == candidate.end - 1
+            and any(term not in context.question_terms for term in reading.facts(candidate).terms)
+            for candidate, span in zip(candidates, spans, strict=True)
+        ]
+    if check == "time" and context.not_time:
+        return [span is None or not _bare_time(span) for span in spans]
+    if check not in FORM_CHECKS:
+        raise ValueError(f"no such check of the question's form: {check!r}")
+    return None
+
+
+def _bare_time(span: Any) -> bool:
+    """Whether the stretch is a date or a time and nothing else, with a figure in it ("2015", "May 1990")."""
+    words = [token for token in span if not token.is_punct]
+    return (
+        bool(words)
+        and any(ch.isdigit() for ch in span.text)
+        and all(token.ent_type_ in {"DATE", "TIME"} or YEARS.fullmatch(token.text) for token in words)
+    )
+
+
+def candidate_eligibility(doc: Any, candidates: Sequence[Candidate], context: QuestionContext) -> list[bool]:
+    """`asked_form` of each candidate of the parsed sentence `doc` (as `candidate_features` reads it)."""
+    return asked_form(_SentenceReading(doc), candidates, context)
+
+
+def eligible_candidates(
+    sentence: str, part: QuestionPart, question_terms: frozenset[str], candidates: Sequence[Candidate]
+) -> list[bool]:
+    """`asked_form` of the sentence's candidates (`scored_candidates`) for the part."""
+    return asked_form(_reading(sentence), candidates, question_context(part, question_terms))
+
+
 class SpanModelError(ValueError):
     """A span model file that cannot be used; the message says why."""
+
+
+class RatedCandidate(NamedTuple):
+    """A candidate with the span model's `probability` that it is right, the ranker's score (`rank`, None for a
+    model without a ranker: the probability orders the candidates) and whether the question's form lets it answer
+    (`eligible`: `asked_form`)."""
+
+    probability: float
+    candidate: Candidate
+    rank: float | None = None
+    eligible: bool = True
+
+    @property
+    def order(self) -> float:
+        """The score the candidates are ranked by."""
+        return self.probability if self.rank is None else self.rank
 
 
 @dataclass(frozen=True)
 class SpanModel(logistic_model.LogisticModel):
     """A fitted logistic model: `probability(features)` that a candidate span is a right short answer (an absent
-    feature reads as 0)."""
+    feature reads as 0); with a `rank` model (a ranker over a part's candidates), that one orders the candidates and
+    chooses the pick, this one still gives its probability."""
+
+    rank: SpanModel | None = None
 
     WHAT = "span model"
     VERSION = MODEL_VERSION
@@ -564,7 +696,26 @@ class SpanModel(logistic_model.LogisticModel):
         margin = data.get("switch_margin", 0.0)
         if isinstance(margin, bool) or not isinstance(margin, int | float) or not 0.0 <= margin <= 1.0:
             raise SpanModelError(f"the span model's switch_margin is {margin!r}, not a number from 0 to 1")
-        return super().from_dict(data)
+        version = data.get("version") if data.get("version") in READ_VERSIONS else MODEL_VERSION
+        read = logistic_model.read_logistic(data, cls.WHAT, version, cls.KNOWN, cls.ERROR, cls.NUMBERS)
+        meta = dict(read.meta)
+        rank = meta.pop("rank", None)
+        if rank is not None and (version == 1 or not isinstance(rank, Mapping)):
+            raise SpanModelError(f"the span model's rank is {type(rank).__name__}, not a ranker of a version 2 file")
+        ranker = None
+        if rank is not None:
+            rank_read = logistic_model.read_logistic(
+                {**rank, "version": version}, "span model's ranker", version, cls.KNOWN, cls.ERROR, cls.NUMBERS
+            )
+            rank_meta = {key: value for key, value in rank_read.meta.items() if key != "version"}
+            ranker = cls(rank_read.features, *rank_read.columns, meta=rank_meta, **rank_read.numbers)
+        return cls(read.features, *read.columns, meta=meta, rank=ranker, **read.numbers)
+
+    def to_dict(self) -> dict[str, Any]:
+        data = super().to_dict()
+        if self.rank is not None:
+            data["rank"] = self.rank.to_dict()
+        return data
 
     @property
     def switch_margin(self) -> float:
@@ -587,9 +738,20 @@ class SpanModel(logistic_model.LogisticModel):
         z = numpy.cumsum(numpy.column_stack((numpy.full(len(rows), self.intercept), terms_)), axis=1)[:, -1]
         return [1.0 / (1.0 + math.exp(-max(-60.0, min(60.0, value)))) for value in z.tolist()]
 
+    def rank_scores(self, rows: Sequence[Mapping[str, float]]) -> list[float]:
+        """The scores that order the rows' candidates: the ranker's probabilities, or without one this model's."""
+        return (self.rank or self).probabilities(rows)
+
     @cached_property
     def _columns(self) -> tuple[Any, Any, Any, Callable[[Mapping[str, float]], Any]]:
         return numpy.array(self.coef), numpy.array(self.mean), numpy.array(self.scale), itemgetter(*self.features)
+
+
+# How `fit` learns the weights: one candidate at a time ("pointwise", a logistic regression over right and wrong
+# candidates), a part's candidates against each other ("pairwise": a logistic regression without intercept on each
+# right candidate's features minus each wrong one's of its part, both signs) or all at once ("listwise": a
+# conditional logit, the softmax over a part's candidates, fitted on the parts that hold a right one).
+OBJECTIVES = ("pointwise", "pairwise", "listwise")
 
 
 def fit(
@@ -598,18 +760,95 @@ def fit(
     features: Sequence[str] = FEATURES,
     c: float = 1.0,
     meta: Mapping[str, Any] | None = None,
+    objective: str = "pointwise",
+    parts: Sequence[Any] | None = None,
 ) -> SpanModel:
     """A logistic regression (scikit-learn, standardised features, L2 with strength `1/c`) fitted to candidate
-    rows labelled right (True) or wrong; both labels must occur."""
+    rows labelled right (True) or wrong; both labels must occur. With a ranking `objective` ("pairwise",
+    "listwise"; `parts` names each row's part) the weights rank a part's candidates, and one slope and an intercept
+    over their score (a logistic regression of the labels on it) turn them into the same probability a pointwise
+    model gives, so the file and the generator read it alike."""
     import numpy as np
 
     logistic_model.check_labels(rows, labels, "candidate spans")
+    if objective not in OBJECTIVES:
+        raise ValueError(f"the span model's objective must be one of {', '.join(OBJECTIVES)}, not {objective!r}")
     matrix = np.array([[float(row.get(name, 0.0)) for name in features] for row in rows])
+    meta = {"version": MODEL_VERSION, **(meta or {})}
+    if objective == "pointwise":
+        fitted = logistic_model.fit_standardised(matrix, matrix.mean(axis=0), labels, c, max_iter=2000)
+        return SpanModel(tuple(features), *fitted, meta)
+    if parts is None or len(parts) != len(rows):
+        raise ValueError("a ranking objective needs the part of every row")
+    mean, scale = matrix.mean(axis=0), matrix.std(axis=0)
+    scale[scale == 0] = 1.0
+    standard = (matrix - mean) / scale
+    right = np.array(labels, dtype=bool)
+    groups = [np.flatnonzero(np.array([part == key for part in parts])) for key in dict.fromkeys(parts)]
+    ranked = [index for index in groups if right[index].any() and not right[index].all()]
+    if not ranked:
+        raise ValueError("a ranking objective needs parts holding both right and wrong candidate spans")
+    weights = (_pairwise if objective == "pairwise" else _listwise)(standard, right, ranked, c)
+    # The features a part's candidates all share (what the question asks) cannot rank them; they set the level of
+    # the probability, beside the ranker's score, so it says how often such a part's pick is right.
+    shared = np.flatnonzero([all(np.ptp(standard[index, j]) == 0 for index in groups) for j in range(len(features))])
+    coef, intercept = _calibrated(standard, weights, shared, right)
     return SpanModel(
         tuple(features),
-        *logistic_model.fit_standardised(matrix, matrix.mean(axis=0), labels, c, max_iter=2000),
-        {"version": MODEL_VERSION, **(meta or {})},
+        tuple(float(value) for value in mean),
+        tuple(float(value) for value in scale),
+        tuple(float(value) for value in coef),
+        intercept,
+        {**meta, "objective": objective},
     )
+
+
+def _pairwise(standard: Any, right: Any, parts: Sequence[Any], c: float) -> Any:
+    """Weights of a logistic regression without intercept on a right candidate's features minus a wrong one's, for
+    every such pair within a part, each pair also reversed (labelled wrong)."""
+    import numpy as np
+    from sklearn.linear_model import LogisticRegression
+
+    differences = np.vstack(
+        [standard[i] - standard[index[~right[index]]] for index in parts for i in index[right[index]]]
+    )
+    pairs = np.vstack([differences, -differences])
+    targets = np.r_[np.ones(len(differences), dtype=int), np.zeros(len(differences), dtype=int)]
+    return LogisticRegression(C=c, fit_intercept=False, max_iter=4000).fit(pairs, targets).coef_[0]
+
+
+def _listwise(standard: Any, right: Any, parts: Sequence[Any], c: float) -> Any:
+    """Weights of a conditional logit: per part, the softmax of its candidates' scores, whose target shares one
+    between the part's right candidates; L2 with strength `1/c`, as scikit-learn's logistic regression weighs it
+    (L-BFGS, scipy)."""
+    import numpy as np
+    from scipy.optimize import minimize
+    from scipy.special import logsumexp, softmax
+
+    blocks = [(standard[index], right[index] / right[index].sum()) for index in parts]
+
+    def loss(weights: Any) -> tuple[float, Any]:
+        value, gradient = 0.5 * weights @ weights, weights.copy()
+        for features, target in blocks:
+            scores = features @ weights
+            value -= c * (target @ scores - logsumexp(scores))
+            gradient += c * features.T @ (softmax(scores) - target)
+        return value, gradient
+
+    return minimize(loss, np.zeros(standard.shape[1]), jac=True, method="L-BFGS-B", options={"maxiter": 3000}).x
+
+
+def _calibrated(standard: Any, weights: Any, shared: Any, right: Any) -> tuple[Any, float]:
+    """The coefficients and intercept of a logistic regression of the labels on the ranker's score and the features
+    every part's candidates share (`shared`, columns of `standard`), as weights of the standardised features."""
+    import numpy as np
+    from sklearn.linear_model import LogisticRegression
+
+    columns = np.column_stack([standard @ weights, standard[:, shared]])
+    model = LogisticRegression(max_iter=2000).fit(columns, right.astype(int))
+    coef = model.coef_[0][0] * weights
+    coef[shared] += model.coef_[0][1:]
+    return coef, float(model.intercept_[0])
 
 
 def scored_candidates(
@@ -629,11 +868,15 @@ def rated_candidates(
     rule_span: str,
     rule_way: str,
     model: SpanModel,
-) -> list[tuple[float, Candidate]]:
-    """The sentence's candidates with the model's probability, best first (the shorter first on a tie)."""
+) -> list[RatedCandidate]:
+    """The sentence's candidates with the model's probability and rank score, the eligible ones under the question's
+    form (`asked_form`) first, each best ranked first (the shorter first on a tie)."""
     candidates, rows = scored_candidates(sentence, part, question_terms, rule_span, rule_way)
-    rated = list(zip(model.probabilities(rows), candidates, strict=True))
-    return sorted(rated, key=lambda item: (-item[0], len(item[1].text)))
+    probabilities = model.probabilities(rows)
+    ranks = [None] * len(rows) if model.rank is None else model.rank.probabilities(rows)
+    eligible = eligible_candidates(sentence, part, question_terms, candidates)
+    rated = [RatedCandidate(*item) for item in zip(probabilities, candidates, ranks, eligible, strict=True)]
+    return sorted(rated, key=lambda item: (not item.eligible, -item.order, len(item.candidate.text)))
 
 
 def _root_label(sentence: str, candidate: Candidate) -> str:
@@ -644,38 +887,50 @@ def _root_label(sentence: str, candidate: Candidate) -> str:
     return reading.doc[reading.facts(candidate).root].ent_type_
 
 
-def choose_span(sentence: str, rated: Sequence[tuple[float, Candidate]]) -> SpanChoice | None:
-    """The candidate the model rates highest among the sentence's `rated_candidates` (None when the sentence
+def _choice(sentence: str, rated: Sequence[RatedCandidate], chosen: RatedCandidate, text: str) -> SpanChoice:
+    """`chosen` as the span `text`, with its probability and its lead over the best other candidate. When a ranker
+    ordered the candidates (its scores are not the probabilities), the probability is the best of the candidates
+    holding the same text and the lead is over those holding another."""
+    if chosen.rank is not None:
+        probability = max(item.probability for item in rated if item.candidate.text == chosen.candidate.text)
+        others = [item.probability for item in rated if item.candidate.text != chosen.candidate.text]
+    else:
+        probability = chosen.probability
+        others = [item.probability for item in rated if item is not chosen]
+    return SpanChoice(
+        text, probability, probability - max(others, default=0.0), _root_label(sentence, chosen.candidate)
+    )
+
+
+def choose_span(sentence: str, rated: Sequence[RatedCandidate]) -> SpanChoice | None:
+    """The candidate the model ranks highest among the sentence's `rated_candidates` (None when the sentence
     offers none), with its probability, its lead over the runner-up and its entity label."""
     if not rated:
         return None
-    (probability, best), runner_up = rated[0], rated[1][0] if len(rated) > 1 else 0.0
-    return SpanChoice(best.text, probability, probability - runner_up, _root_label(sentence, best))
+    return _choice(sentence, rated, rated[0], rated[0].candidate.text)
 
 
-def rate_span(rated: Sequence[tuple[float, Candidate]]) -> tuple[float, float]:
+def rate_span(rated: Sequence[RatedCandidate]) -> tuple[float, float]:
     """The rules' span as the model sees it among the sentence's `rated_candidates`: its probability of being
     right, and its lead over the best other candidate (negative when the model prefers another)."""
-    own = next((probability for probability, candidate in rated if "rule" in candidate.sources), 0.0)
-    others = [probability for probability, candidate in rated if "rule" not in candidate.sources]
+    own = next((item.probability for item in rated if "rule" in item.candidate.sources), 0.0)
+    others = [item.probability for item in rated if "rule" not in item.candidate.sources]
     return own, own - max(others, default=0.0)
 
 
-def switch_span(
-    sentence: str, rule_span: str, rated: Sequence[tuple[float, Candidate]], margin: float
-) -> SpanChoice | None:
-    """The model's pick among the sentence's `rated_candidates` when its probability leads the rules' span's by
-    `margin` (the model's `switch_margin`), or the rules found none, with its probability and lead over the
-    runner-up; otherwise the rules' span, with its probability and its lead over the best other candidate (negative
-    when the model prefers another). None without candidates."""
+def switch_span(sentence: str, rule_span: str, rated: Sequence[RatedCandidate], margin: float) -> SpanChoice | None:
+    """The model's pick among the sentence's `rated_candidates` when its rank score leads the rules' span's by
+    `margin` (the model's `switch_margin`), the rules found none, or the question's form lets the pick answer and not
+    the rules' span (`asked_form`), with its probability and lead over the runner-up; otherwise the rules' span, with
+    its probability and its lead over the best other candidate (negative when the model prefers another). None
+    without candidates."""
     if not rated:
         return None
-    own = next(((p, c) for p, c in rated if "rule" in c.sources), None) if rule_span else None
-    (probability, best), runner_up = rated[0], rated[1][0] if len(rated) > 1 else 0.0
-    if own is None or best is own[1] or probability - own[0] >= margin:
-        return SpanChoice(best.text, probability, probability - runner_up, _root_label(sentence, best))
-    others = [p for p, c in rated if c is not own[1]]
-    return SpanChoice(rule_span, own[0], own[0] - max(others, default=0.0), _root_label(sentence, own[1]))
+    own = next((item for item in rated if "rule" in item.candidate.sources), None) if rule_span else None
+    best = rated[0]
+    if own is None or best is own or best.order - own.order >= margin or (best.eligible and not own.eligible):
+        return _choice(sentence, rated, best, best.candidate.text)
+    return _choice(sentence, rated, own, rule_span)
 
 
 # A personal pronoun, and whether the name it stands for may be a person's ("he"), may not ("it") or may be either.

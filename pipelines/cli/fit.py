@@ -76,6 +76,20 @@ def register(subparsers: Any) -> None:
         default=None,
         help="keep what the replay logged in this file, and read it instead of replaying when it exists",
     )
+    spans.add_argument(
+        "--objective",
+        choices=("pointwise", "pairwise", "listwise"),
+        default="pointwise",
+        help="how the model that chooses the pick is fitted: each candidate alone (default), each right candidate "
+        "against each wrong one of its part, or a softmax over each part's candidates; a ranker is written beside the "
+        "pointwise model, which still gives the probability the answer confidence reads",
+    )
+    spans.add_argument(
+        "--cv",
+        action="store_true",
+        help="choose the regularisation strength of the model that picks by grouped cross-validation on the tune half "
+        "(instead of --c)",
+    )
 
 
 def _fit_command(commands: Any, name: str, func: Any, out: str, **texts: str) -> argparse.ArgumentParser:
@@ -301,15 +315,26 @@ def fit_spans(args: argparse.Namespace) -> int:
 
     sets = _fit_inputs(args)
     command = _command("spans", sets)
+    command += f" --objective {args.objective}" * (args.objective != "pointwise") + " --cv" * args.cv
     out = args.out or DEFAULT_MODEL_PATH
     with _fit_errors(EvaluationInputError, SpanModelError):
-        report = fit_spans(sets, out=out, c=args.c, command=command, contexts_file=args.contexts)
+        report = fit_spans(
+            sets,
+            out=out,
+            c=None if args.cv else args.c,
+            command=command,
+            contexts_file=args.contexts,
+            objective=args.objective,
+            probability_c=args.c,
+        )
     model = report["model"]
     print(
         f"Fitted on {model['tune_candidates']} candidate spans of {model['tune_parts']} tune-half parts "
         f"({model['tune_right']} right, in {model['tune_right_parts']} parts); the pick replaces the rules' span "
         f"when it leads by "
-        f"{model.get('switch_margin', 0.0)}; written to {out}"
+        f"{model.get('switch_margin', 0.0)}; C {model['c']}"
+        + (f"; ranked by a {model['rank']['objective']} model (C {model['rank']['c']})" if "rank" in model else "")
+        + f"; written to {out}"
     )
     keys = ("exact_match", "token_f1", "right")
     rows = []

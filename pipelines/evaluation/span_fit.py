@@ -11,7 +11,10 @@ tune half is the model. It is scored by replacing each
 logged part's span with the candidate the model rates highest and scoring every question's short answers (EM and
 token F1, as `research fit answer` does), beside the rules' spans, per set and half. The lead the model's pick needs
 over the rules' span to replace it (`switch_margin`, the generator's default "switch") is chosen among
-`SWITCH_MARGINS` by the tune halves' token F1, and scored the same way ("switch").
+`SWITCH_MARGINS` by the tune halves' token F1, and scored the same way ("switch"). With a ranking objective
+(`--objective listwise`) a ranker is fitted beside the pointwise model and written into the same file: it orders a
+part's candidates (the pick, the switch and the scores follow it), while the pointwise model still gives the
+probability and lead the answer confidence reads, so that model needs no refit.
 
 The log can be kept (`contexts`: a JSON file, with the names of the sets it was made from), so that a refit of the
 same sets needs no replay.
@@ -33,7 +36,7 @@ from typing import Any
 
 from components.generation.extractive_answer_generator import ExtractiveAnswerGenerator
 from components.generation.question_analysis import QuestionPart
-from components.generation.span_choice import FEATURES, fit, scored_candidates
+from components.generation.span_choice import FEATURES, OBJECTIVES, eligible_candidates, fit, scored_candidates
 from components.model_files import read_json_object
 from pipelines.evaluation import metrics
 from pipelines.evaluation.answer_replay import fit_provenance, replay_sets
@@ -46,6 +49,10 @@ RIGHT_SPAN = 0.5  # a candidate is right when its token F1 with a gold answer is
 # What each kept record and logged context must hold (`fit_spans(contexts_file=...)`).
 KEPT_RECORD_KEYS = ("set", "half", "id", "answers", "parts")
 KEPT_CONTEXT_KEYS = ("sentence", "part", "question_terms", "rule_span", "rule_way", "set", "half", "id", "answers")
+# The regularisation strengths (`c`) grouped cross-validation on the tune half chooses among (`cross_validated_c`),
+# and its folds (a question's parts stay in one fold).
+C_GRID = (0.001, 0.003, 0.01, 0.03, 0.1, 0.3, 1.0, 3.0)
+CV_FOLDS = 5
 
 
 def _kept_sets(sets: Mapping[str, Path]) -> dict[str, str]:
@@ -95,16 +102,16 @@ def collect_contexts(sets: Mapping[str, Path]) -> tuple[list[dict[str, Any]], li
     return records, contexts
 
 
-def _candidates_of(context: Mapping[str, Any]) -> tuple[list[Any], list[dict[str, float]]]:
+def _candidates_of(context: Mapping[str, Any]) -> tuple[list[Any], list[dict[str, float]], list[bool]]:
+    """A logged part's candidates, their features and whether the question's form lets each answer."""
     part = dict(context["part"])
     part["labels"], part["terms"] = tuple(part.get("labels") or ()), tuple(part.get("terms") or ())
-    return scored_candidates(
-        context["sentence"],
-        QuestionPart(**part),
-        frozenset(context["question_terms"]),
-        context["rule_span"],
-        context["rule_way"],
+    question_part, question_terms = QuestionPart(**part), frozenset(context["question_terms"])
+    sentence = context["sentence"]
+    candidates, rows = scored_candidates(
+        sentence, question_part, question_terms, context["rule_span"], context["rule_way"]
     )
+    return candidates, rows, eligible_candidates(sentence, question_part, question_terms, candidates)
 
 
 def labelled_candidates(contexts: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -114,27 +121,30 @@ def labelled_candidates(contexts: Sequence[dict[str, Any]]) -> list[dict[str, An
     for context in contexts:
         if not context["answers"]:
             continue
-        candidates, rows = _candidates_of(context)
+        candidates, rows, eligible = _candidates_of(context)
         texts = [candidate.text for candidate in candidates]
         scores = [metrics.token_f1(text, context["answers"]) for text in texts]
         best = max(scores, default=0.0)
         # The best candidates only (not every one that overlaps the gold by half: those teach longer spans).
         labels = [best >= RIGHT_SPAN and score == best for score in scores]
-        out.append({**context, "texts": texts, "rows": rows, "labels": labels})
+        out.append({**context, "texts": texts, "rows": rows, "labels": labels, "eligible": eligible})
     return out
 
 
 def _chosen(group: Mapping[str, Any], model: Any, margin: float | None = None) -> str:
-    """The text of the candidate the model rates highest (the shorter on a tie), or the rules' span without any;
-    with a `margin`, the rules' span unless that candidate's probability leads the rules' span's by it ("switch")."""
+    """The text of the eligible candidate (`span_choice.asked_form`) the model ranks highest (the shorter on a tie),
+    or the rules' span without any; with a `margin`, the rules' span unless that candidate's rank score leads the
+    rules' span's by it or the rules' span is not eligible ("switch", as `span_choice.switch_span`)."""
     if not group["texts"]:
         return group["rule_span"]
-    rated = [(model.probability(row), text, row) for text, row in zip(group["texts"], group["rows"], strict=True)]
-    best = min(rated, key=lambda item: (-item[0], len(item[1])))
-    own = [probability for probability, _, row in rated if row.get("from_rule") == 1.0]
-    if margin is None or not group["rule_span"] or not own or best[0] - own[0] >= margin:
+    scores = model.rank_scores(group["rows"])
+    eligible = group.get("eligible") or [True] * len(scores)
+    rated = list(zip(scores, group["texts"], group["rows"], eligible, strict=True))
+    best = min(rated, key=lambda item: (not item[3], -item[0], len(item[1])))
+    own = [(score, ok) for score, _, row, ok in rated if row.get("from_rule") == 1.0]
+    if margin is None or not group["rule_span"] or not own or best[0] - own[0][0] >= margin:
         return best[1]
-    return group["rule_span"]
+    return best[1] if best[3] and not own[0][1] else group["rule_span"]
 
 
 def switch_margin(records: Sequence[dict[str, Any]], groups: Sequence[dict[str, Any]], model: Any) -> float:
@@ -206,15 +216,60 @@ def evaluate(
     return out
 
 
+def _fitted(groups: Sequence[dict[str, Any]], c: float, objective: str, meta: Mapping[str, Any] | None = None) -> Any:
+    """The span model fitted on the groups' candidates (each group one part)."""
+    rows = [row for group in groups for row in group["rows"]]
+    labels = [label for group in groups for label in group["labels"]]
+    parts = [number for number, group in enumerate(groups) for _ in group["rows"]]
+    return fit(rows, labels, features=FEATURES, c=c, meta=meta, objective=objective, parts=parts)
+
+
+def _right_share(groups: Sequence[dict[str, Any]], model: Any) -> float:
+    """The share of the groups' parts whose candidate the model rates highest is right (token F1 >= `RIGHT_SPAN`)."""
+    right = [metrics.token_f1(_chosen(group, model), group["answers"]) >= RIGHT_SPAN for group in groups]
+    return metrics.mean(right) or 0.0
+
+
+def cross_validated_c(
+    groups: Sequence[dict[str, Any]], objective: str = "pointwise", grid: Sequence[float] = C_GRID
+) -> tuple[float, dict[float, float]]:
+    """The `c` of `grid` whose models, fitted on all but one of `CV_FOLDS` folds of the tune half's parts (a
+    question's parts in one fold), pick a right span for the most held-out parts (the smaller `c` on a tie), and
+    that share for each `c` (over the folds whose other parts can be fitted on)."""
+    from sklearn.model_selection import GroupKFold
+
+    tune = [group for group in groups if group["half"] == "tune"]
+    questions = [str(group["id"]) for group in tune]
+    folds = list(GroupKFold(n_splits=min(CV_FOLDS, len(set(questions)))).split(tune, groups=questions))
+    shares = {}
+    for c in grid:
+        held = []
+        for train, test in folds:
+            try:
+                model = _fitted([tune[i] for i in train], c, objective)
+            except ValueError:  # a fold whose other parts lack right (or wrong) candidates scores nothing
+                continue
+            held.append(_right_share([tune[i] for i in test], model))
+        shares[c] = sum(held) / len(held) if held else 0.0
+    return max(grid, key=lambda c: (round(shares[c], 6), -c)), shares
+
+
 def fit_spans(
     sets: Mapping[str, Path],
     out: Path,
-    c: float = 1.0,
+    c: float | None = 1.0,
     command: str = "",
     contexts_file: Path | None = None,
+    objective: str = "pointwise",
+    probability_c: float = 1.0,
 ) -> dict[str, Any]:
     """Replay the captured sets (or read the kept log `contexts_file` when it exists), fit the span model on the
-    tune halves, write it to `out` and return `{"model", "scores"}` (`evaluate`)."""
+    tune halves, write it to `out` and return `{"model", "scores"}` (`evaluate`). The pointwise model gives each
+    candidate's probability (with `c`; None: chosen by `cross_validated_c`); a ranking `objective`
+    (`span_choice.OBJECTIVES`) adds a ranker with that `c` which orders the candidates and chooses the pick, the
+    pointwise model then fitted with `probability_c`."""
+    if objective not in OBJECTIVES:
+        raise ValueError(f"the span model's objective must be one of {', '.join(OBJECTIVES)}, not {objective!r}")
     if contexts_file is not None and contexts_file.is_file():
         records, contexts = read_kept(contexts_file, sets)
     else:
@@ -226,19 +281,29 @@ def fit_spans(
             contexts_file.write_text(json.dumps(kept) + "\n", encoding="utf-8")
     groups = labelled_candidates(contexts)
     tune = [group for group in groups if group["half"] == "tune"]
-    rows = [row for group in tune for row in group["rows"]]
     labels = [label for group in tune for label in group["labels"]]
-    if not rows:
+    if not labels:
         raise ValueError("the sets' tune halves hold no labelled candidate spans to fit on")
+    chosen: dict[str, Any] = {}
+    if c is None:
+        c, shares = cross_validated_c(groups, objective)
+        chosen = {"cross_validated": {str(grid_c): share for grid_c, share in shares.items()}}
+    ranking = {"objective": objective, "c": c, **chosen}
+    if objective != "pointwise":  # the ranker orders; the pointwise model (`probability_c`) gives the probability
+        c, chosen = probability_c, {}
     meta = {
         **fit_provenance(sets, records, command),
         "tune_parts": len(tune),
-        "tune_candidates": len(rows),
+        "tune_candidates": len(labels),
         "tune_right": sum(labels),  # candidates: a part may hold several right ones (its best F1, tied)
         "tune_right_parts": sum(any(group["labels"]) for group in tune),
         "right_span": RIGHT_SPAN,
+        "c": c,
+        **chosen,
     }
-    model = fit(rows, labels, features=FEATURES, c=c, meta=meta)
+    model = _fitted(tune, c, "pointwise", meta)
+    if objective != "pointwise":
+        model = replace(model, rank=replace(_fitted(tune, ranking["c"], objective), meta=ranking))
     margin = switch_margin(records, groups, model)
     model = replace(model, meta={**model.meta, "switch_margin": margin})
     scores = evaluate(records, groups, model, margin)

@@ -10,15 +10,20 @@ from pathlib import Path
 import pytest
 from haystack import Document
 
+from components.generation import span_choice
 from components.generation.extractive_answer_generator import ExtractiveAnswerGenerator
 from components.generation.question_analysis import analyze_question
 from components.generation.span_choice import (
     FEATURES,
+    FORM_CHECKS,
     PronounDoer,
+    RatedCandidate,
     SpanModel,
     SpanModelError,
+    candidate_eligibility,
     candidate_features,
     choose_span,
+    eligible_candidates,
     fit,
     pronoun_antecedent,
     pronoun_doer,
@@ -112,18 +117,111 @@ def test_the_question_words_near_a_candidate_and_the_preposition_before_the_wh_p
     assert without["1901"]["prep_match"] == 0.0
 
 
-def _subject_model() -> SpanModel:
-    """A model fitted on invented rows where the right span is the subject of the question's verb."""
-    rows, labels = [], []
-    for question, sentence, right in (
-        ("Who founded Brightwater Mills?", SENTENCE, "Ada Quill"),
-        ("Who painted the Lorn Chapel?", "Bram Ostry painted the Lorn Chapel for Ida Venn in 1880.", "Bram Ostry"),
-        ("Who built the Pell Tower?", "In 1722 Cora Hask built the Pell Tower beside Joss Mere.", "Cora Hask"),
+def _subject_rows() -> tuple[list[dict[str, float]], list[bool], list[int]]:
+    """Invented candidate rows where the right span is the subject of the question's verb, with each row's part."""
+    rows, labels, parts = [], [], []
+    for part, (question, sentence, right) in enumerate(
+        (
+            ("Who founded Brightwater Mills?", SENTENCE, "Ada Quill"),
+            ("Who painted the Lorn Chapel?", "Bram Ostry painted the Lorn Chapel for Ida Venn in 1880.", "Bram Ostry"),
+            ("Who built the Pell Tower?", "In 1722 Cora Hask built the Pell Tower beside Joss Mere.", "Cora Hask"),
+        )
     ):
         for text, row in _features(question, sentence).items():
             rows.append(row)
             labels.append(text == right)
+            parts.append(part)
+    return rows, labels, parts
+
+
+def _subject_model() -> SpanModel:
+    """A pointwise model fitted on `_subject_rows`."""
+    rows, labels, _ = _subject_rows()
     return fit(rows, labels, meta={"command": "test"})
+
+
+@pytest.mark.parametrize("objective", ["pairwise", "listwise"])
+def test_a_ranking_objective_ranks_a_parts_candidates_and_gives_a_probability(objective: str) -> None:
+    rows, labels, parts = _subject_rows()
+    model = fit(rows, labels, meta={"command": "test"}, objective=objective, parts=parts)
+    assert model.meta["objective"] == objective
+    analysis = analyze_question("Who restored the Fenn Organ?")
+    sentence = "After the fire, Lise Harrow restored the Fenn Organ with Otto Brisk."
+    rated = rated_candidates(sentence, analysis.parts[0], analysis.question_terms, "Otto Brisk", "entity", model)
+    choice = choose_span(sentence, rated)
+    assert choice is not None and choice.text == "Lise Harrow"
+    # A probability like the pointwise model's: its slope and intercept fitted on the candidates' labels.
+    assert 0.0 < choice.probability < 1.0 and choice.margin > 0.0
+    assert SpanModel.from_dict(json.loads(json.dumps(model.to_dict()))).coef == model.coef
+
+
+def _two_models() -> SpanModel:
+    """The pointwise `_subject_model` with a ranker beside it that prefers what the pointwise model rates last."""
+    model = _subject_model()
+    ranker = SpanModel(model.features, model.mean, model.scale, tuple(-w for w in model.coef), 0.0, {"objective": "x"})
+    return SpanModel(model.features, model.mean, model.scale, model.coef, model.intercept, model.meta, rank=ranker)
+
+
+def test_the_ranker_chooses_the_pick_and_the_pointwise_model_gives_its_probability() -> None:
+    pointwise, both = _subject_model(), _two_models()
+    analysis = analyze_question("Who restored the Fenn Organ?")
+    sentence = "After the fire, Lise Harrow restored the Fenn Organ with Otto Brisk."
+    args = (sentence, analysis.parts[0], analysis.question_terms, "Otto Brisk", "entity")
+    plain, ranked = rated_candidates(*args, pointwise), rated_candidates(*args, both)
+    assert all(item.rank is None for item in plain)
+    # The order is the ranker's; each candidate keeps the pointwise model's probability.
+    assert [item.rank for item in ranked] == sorted((item.rank for item in ranked), reverse=True)
+    probability = {item.candidate.text: item.probability for item in plain}
+    assert {item.candidate.text: item.probability for item in ranked} == probability
+    picked = choose_span(sentence, ranked)
+    assert picked is not None and picked.text == ranked[0].candidate.text != "Lise Harrow"
+    others = max(p for text, p in probability.items() if text != picked.text)
+    assert picked.probability == probability[picked.text] and picked.margin == pytest.approx(
+        picked.probability - others
+    )
+    # Switching from the rules' span is decided by the ranking, too: with any lead, its pick; with none, the rules'.
+    assert switch_span(sentence, "Otto Brisk", ranked, 0.0) == picked
+    kept = switch_span(sentence, "Otto Brisk", ranked, 1.0)
+    if picked.text != "Otto Brisk":
+        assert kept.text == "Otto Brisk" and kept.probability == probability["Otto Brisk"]
+    # The rules' span is rated by the pointwise probability, ranker or not.
+    assert rate_span(ranked) == rate_span(plain)
+
+
+def test_a_model_file_with_a_ranker_or_with_the_pointwise_model_alone_loads(tmp_path: Path) -> None:
+    both = _two_models()
+    data = json.loads(json.dumps(both.to_dict()))
+    assert data["version"] == 2 and data["rank"]["objective"] == "x" and "version" not in data["rank"]
+    loaded = SpanModel.from_dict(data)
+    assert loaded.coef == both.coef and loaded.rank is not None and loaded.rank.coef == both.rank.coef
+    assert loaded.rank.meta["objective"] == "x" and SpanModel.from_dict(loaded.to_dict()) == loaded
+    # A file of the pointwise model alone (a version 1 file, as before the ranker, or a version 2 one) picks by it.
+    for version in (1, 2):
+        alone = SpanModel.from_dict({**_subject_model().to_dict(), "version": version})
+        assert alone.rank is None and alone.coef == both.coef
+        row = dict.fromkeys(FEATURES, 0.5)
+        assert alone.rank_scores([row]) == alone.probabilities([row])
+    for change, message in (
+        ({"version": 1}, "rank is dict, not a ranker of a version 2 file"),
+        ({"rank": [1, 2]}, "rank is list"),
+        ({"rank": {**data["rank"], "coef": data["rank"]["coef"][:-1]}}, "ranker's features, mean, scale and coef"),
+        (
+            {"rank": {**data["rank"], "features": [*data["rank"]["features"][:-1], "favourite_word"]}},
+            "ranker reads unknown features",
+        ),
+    ):
+        with pytest.raises(SpanModelError, match=message):
+            SpanModel.from_dict({**data, **change})
+
+
+def test_a_ranking_objective_needs_each_rows_part_and_a_known_name() -> None:
+    rows, labels, parts = _subject_rows()
+    with pytest.raises(ValueError, match="needs the part of every row"):
+        fit(rows, labels, objective="listwise")
+    with pytest.raises(ValueError, match="one of pointwise, pairwise, listwise"):
+        fit(rows, labels, objective="ordinal", parts=parts)
+    with pytest.raises(ValueError, match="both right and wrong"):
+        fit(rows, labels, objective="pairwise", parts=list(range(len(rows))))
 
 
 def test_a_fitted_model_chooses_and_reports_its_probability_and_margin() -> None:
@@ -193,10 +291,16 @@ def test_a_sentence_read_once_gives_what_its_parse_gives_for_every_question() ->
         part, question_terms = analysis.parts[0], analysis.question_terms
         doc = parse(SENTENCE)
         candidates = span_candidates(doc, rule_span)
-        rows = candidate_features(doc, candidates, question_context(part, question_terms), rule_span, rule_way)
+        context = question_context(part, question_terms)
+        rows = candidate_features(doc, candidates, context, rule_span, rule_way)
+        eligible = candidate_eligibility(doc, candidates, context)
+        ranker = model.rank
         expected = sorted(
-            ((model.probability(row), candidate) for candidate, row in zip(candidates, rows, strict=True)),
-            key=lambda item: (-item[0], len(item[1].text)),
+            (
+                RatedCandidate(model.probability(row), candidate, ranker and ranker.probability(row), ok)
+                for candidate, row, ok in zip(candidates, rows, eligible, strict=True)
+            ),
+            key=lambda item: (not item.eligible, -item.order, len(item.candidate.text)),
         )
         for _ in range(2):  # read afresh, then from the sentence's kept reading
             assert rated_candidates(SENTENCE, part, question_terms, rule_span, rule_way, model) == expected
@@ -341,3 +445,77 @@ class TestPronounAgreement:
         stood = "The coast had no printer. Harrow College stood in Dunmere, where she founded the Quillby Press."
         out = generator.run(query=question, documents=[Document(content=stood, meta={})])
         assert out["parts"][0]["short_answer"] != "Harrow College"
+
+
+def _preferring(feature: str, weight: float) -> SpanModel:
+    """A model that ranks a sentence's candidates by one feature alone, so the question's form must stop it."""
+    return SpanModel((feature,), (0.0,), (1.0,), (weight,), 0.0, {"command": "test"})
+
+
+# Per check: a question, its sentence, the rules' span, a model's one feature and weight that favour a span breaking
+# the question's form, and what a span keeping it is.
+FORM_CASES = {
+    # "How many N": a number that counts N, not a later word or the number that counts another noun.
+    "count": (
+        "How many bridges did Orvel Tarn design?",
+        "Orvel Tarn designed 14 bridges for the Pell valley and later built 3 towers.",
+        "14",
+        ("position", 4.0),
+        lambda text: "14" in text.split(),
+    ),
+    # "What kind of N": the phrase headed by N with its own words, not a word of it or another noun.
+    "kind": (
+        "What kind of mill is Harrow Works?",
+        "Harrow Works, a small paper mill, sold its wares to traders from Lund.",
+        "a small paper mill",
+        ("words", -4.0),
+        lambda text: text.endswith("paper mill"),
+    ),
+    # A thing asked ("What is ...?"): no bare date, while the sentence names a thing.
+    "time": (
+        "What is beside the Tarn Quay?",
+        "The guild built a storehouse beside the Tarn Quay in 1874.",
+        "a storehouse",
+        ("value", 4.0),
+        lambda text: text != "1874",
+    ),
+}
+
+
+@pytest.mark.parametrize("check", sorted(FORM_CASES))
+def test_a_candidate_that_breaks_the_questions_form_is_not_picked(check: str, monkeypatch) -> None:
+    question, sentence, rule_span, (feature, weight), keeps = FORM_CASES[check]
+    analysis = analyze_question(question)
+    part, asked = analysis.parts[0], analysis.question_terms
+    model = _preferring(feature, weight)
+
+    def picks(checks: tuple[str, ...]) -> list[str]:
+        monkeypatch.setattr(span_choice, "FORM_CHECKS", checks)
+        rated = rated_candidates(sentence, part, asked, rule_span, "phrase", model)
+        return [switch_span(sentence, rule_span, rated, 0.0).text, choose_span(sentence, rated).text]
+
+    # Without the check the model's favourite breaks the question's form; with it (alone or with the others), the
+    # pick keeps it.
+    assert not any(keeps(text) for text in picks(()))
+    assert all(keeps(text) for text in picks((check,)))
+    assert all(keeps(text) for text in picks(FORM_CHECKS))
+
+
+def test_a_form_check_leaves_the_candidates_when_none_keeps_it_or_the_question_asks_a_value() -> None:
+    def eligible(question: str, sentence: str) -> dict[str, bool]:
+        analysis = analyze_question(question)
+        candidates = span_candidates(parse(sentence))
+        flags = eligible_candidates(sentence, analysis.parts[0], analysis.question_terms, candidates)
+        return {candidate.text: flag for candidate, flag in zip(candidates, flags, strict=True)}
+
+    # No number in the sentence counts bridges: every candidate stays.
+    assert all(eligible("How many bridges did Orvel Tarn design?", "Orvel Tarn built 3 towers in Pell.").values())
+    # A time asked, even after another wh-word: a date stays eligible.
+    assert eligible("When did the guild build the storehouse?", "The guild built the storehouse in 1874.")["1874"]
+    assert eligible("The quay, which was built how many years ago?", "The quay was built 60 years ago.")["60 years"]
+    # A date beside a thing asked is not; but a noun the question names may be named by its date ("the 1874 fair").
+    assert not eligible("What did the guild build?", "The guild built a storehouse in 1874.")["1874"]
+    assert eligible("Which fair did the guild open?", "The guild opened the 1874 fair in Pell.")["1874"]
+    # A kind is said before its noun: not by the noun with a phrase after it.
+    kinds = eligible("What kind of mill is Harrow Works?", "Harrow Works is an example of a paper mill in Pell.")
+    assert kinds["paper mill"] and not kinds["paper mill in Pell"] and not kinds["Pell"]

@@ -130,6 +130,35 @@ def test_fit_spans_writes_a_model_the_generator_reads_and_refits_from_its_kept_l
     assert SpanModel.load(again).coef == model.coef
 
 
+@pytest.mark.parametrize("objective", ["pairwise", "listwise"])
+def test_fit_spans_ranks_with_an_objective_and_chooses_c_by_grouped_cross_validation(
+    capture: Path, tmp_path: Path, capsys, objective: str
+) -> None:
+    from pipelines.evaluation import span_fit
+
+    out, kept = tmp_path / "spans.json", tmp_path / "spans.contexts.json"
+    arguments = ["fit", "spans", f"squad_mini={capture}", "--out", str(out), "--contexts", str(kept)]
+    assert main([*arguments, "--objective", objective, "--cv"]) == 0
+    data = json.loads(out.read_text())
+    # Both models in one file: the ranker (C by grouped CV) picks, the pointwise one (--c) gives the probability.
+    rank = data["rank"]
+    assert rank["objective"] == objective and rank["c"] in span_fit.C_GRID
+    assert set(rank["cross_validated"]) == {str(c) for c in span_fit.C_GRID}
+    assert "objective" not in data and data["c"] == 1.0 and data["version"] == 2
+    assert len(rank["coef"]) == len(data["coef"]) and rank["coef"] != data["coef"]
+    assert data["command"] == f"research fit spans squad_mini=mini.capture.jsonl --objective {objective} --cv"
+    assert f"ranked by a {objective} model (C {rank['c']})" in capsys.readouterr().out
+    # The pointwise model alone is the one `--objective pointwise` fits with the same C.
+    plain = tmp_path / "plain.json"
+    assert main(["fit", "spans", f"squad_mini={capture}", "--out", str(plain), "--contexts", str(kept)]) == 0
+    assert json.loads(plain.read_text())["coef"] == data["coef"] and "rank" not in json.loads(plain.read_text())
+    generator = ExtractiveAnswerGenerator(embedding_model="", span_model=str(out))
+    answer = generator.run(
+        query=FACTS[0][1], documents=[Document(content=FACTS[0][2], meta={"source_title": FACTS[0][0]})]
+    )
+    assert answer["parts"][0]["short_answer"] == "Orvelle Dunmark"
+
+
 def test_fit_spans_counts_the_parts_with_a_right_span_not_their_right_candidates(
     capture: Path, tmp_path: Path, capsys
 ) -> None:
@@ -236,8 +265,8 @@ def test_the_span_fits_scores_replace_each_parts_span_with_the_models_pick() -> 
     from pipelines.evaluation.span_fit import evaluate
 
     class Rates:
-        def probability(self, row: dict) -> float:
-            return row["p"]
+        def rank_scores(self, rows: list[dict]) -> list[float]:
+            return [row["p"] for row in rows]
 
     question = "Who founded the Kestrel Lantern Works?"
     record = {"set": "squad", "half": "check", "id": "q1", "answers": ["Orvelle Dunmark"]}
