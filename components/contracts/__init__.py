@@ -17,6 +17,7 @@ from components.contracts.chunk import (
     chunk_to_document,
     document_to_chunk,
     documents_of,
+    shown_metadata,
 )
 from components.contracts.selection import SOURCE_NAMES, check_sources, source_selected
 from components.contracts.status import SourceStatus, StatusKind
@@ -50,5 +51,6 @@ __all__ = [
     "chunk_to_document",
     "document_to_chunk",
     "documents_of",
+    "shown_metadata",
     "source_selected",
 ]

@@ -15,6 +15,7 @@ from typing import Any
 from haystack import Document
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from components.text.analyzer import SENTENCE_TERMS_KEY
 from components.text.dates import parse_date
 
 
@@ -159,6 +160,14 @@ class ContextChunk(BaseModel):
 
 # Fields of ContextChunk that are stored flat in Document.meta; everything else in meta is source metadata.
 _CORE_META_KEYS = tuple(key for key in ContextChunk.model_fields if key not in {"id", "text", "metadata"})
+# What a chunk's Document carries for the pipeline's own stages alone (the sentence terms ingestion stores for the
+# ranker): no part of the chunk a reader, a tool or an API is shown.
+PIPELINE_ONLY_META = frozenset({SENTENCE_TERMS_KEY})
+
+
+def shown_metadata(meta: dict[str, Any] | None) -> dict[str, Any]:
+    """A copy of a chunk's metadata without what only the pipeline's stages read (`PIPELINE_ONLY_META`)."""
+    return {key: value for key, value in (meta or {}).items() if key not in PIPELINE_ONLY_META}
 
 
 class ChunkDocument(Document):
@@ -262,8 +271,9 @@ def chunk_to_document(chunk: ContextChunk, embedding: list[float] | None = None)
 
 
 def document_to_chunk(document: Document) -> ContextChunk:
-    """The `ContextChunk` a pipeline `Document` carries; raises `pydantic.ValidationError` if it is not one."""
-    meta = dict(document.meta or {})
+    """The `ContextChunk` a pipeline `Document` carries (without what only the pipeline's stages read:
+    `shown_metadata`); raises `pydantic.ValidationError` if it is not one."""
+    meta = shown_metadata(document.meta)
     core = {key: meta.pop(key) for key in _CORE_META_KEYS if key in meta}
     core.setdefault("semantic_relevance", document.score if document.score is not None else 0.0)
     for key in ("ranks", "score_kind"):

@@ -43,7 +43,7 @@ from components.redaction import cut
 from components.resilience.guard import BreakerPolicy, GuardedComponent
 from components.resilience.scheduling import alone_on_loop, async_twin
 from components.settings import setting_or
-from components.text.analyzer import terms
+from components.text.analyzer import SENTENCE_TERMS_KEY, terms
 from components.validation import within
 
 logger = logging.getLogger(__name__)
@@ -241,6 +241,7 @@ def _terms_of(document: Document) -> frozenset[str]:
 def _from_hop(document: Document, position: int, question: str, bridge: str) -> Document:
     """A chunk found for a hop, its attribution kept, with the hop it was found for."""
     meta = dict(document.meta or {})
+    meta.pop(SENTENCE_TERMS_KEY, None)  # the ranker's alone, as for the ranked chunks: the answer does not carry it on
     meta["hop"] = {"question": question, "bridge": bridge}
     meta["ranks"] = {**dict(meta.get("ranks") or {}), HOP_RANK: position}
     return replace(document, meta=meta)

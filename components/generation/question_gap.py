@@ -133,7 +133,11 @@ def counted_noun(question: str) -> str:
     if re.search(r"\bhow old\b", question, re.I):
         return "age"  # "How old was she?" counts her age: "39" of "at age 39"
     doc = parse_question(" ".join(question.split()))
-    after = next((token.i + 1 for token in doc if token.lower_ in {"many", "much"}), None)
+    quantities = [token.i for token in doc if token.lower_ in {"many", "much"}]
+    # The "many" that "how" asks is the one counted, wherever it stands ("Many changes came ..., which was how many
+    # years ago?" counts years); without one, the first.
+    asked = [index for index in quantities if index and doc[index - 1].lower_ == "how"] or quantities
+    after = asked[0] + 1 if asked else None
     noun = next((token for token in doc[after:] if token.pos_ in {"NOUN", "PROPN"}), None) if after else None
     return term_of(noun) if noun is not None and noun.i <= after + 2 else ""
 

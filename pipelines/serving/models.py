@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from components.contracts import ContextChunk, SourceStatus, document_to_chunk
+from components.contracts import ContextChunk, SourceStatus, document_to_chunk, shown_metadata
 from components.generation.conflict_finder import disagreement_sentence
 
 
@@ -109,7 +109,7 @@ def summary_from(value: Any) -> DocumentSummaryOut:
 def chunk_from(value: Any) -> ChunkOut:
     """A `ChunkOut` from the store's `ChunkRecord`, a Haystack `Document` or an equivalent dict."""
     if hasattr(value, "content") and hasattr(value, "meta"):
-        meta = dict(value.meta or {})
+        meta = shown_metadata(value.meta)
         return ChunkOut(
             chunk_id=str(value.id), chunk_index=int(meta.get("chunk_index", 0)), text=value.content or "", metadata=meta
         )
@@ -119,7 +119,7 @@ def chunk_from(value: Any) -> ChunkOut:
         chunk_id=str(data.get("chunk_id") or data.get("id")),
         chunk_index=int(data.get("chunk_index", 0)),
         text=str(data.get("text") or data.get("content") or ""),
-        metadata={k: v for k, v in (data.get("metadata") or {}).items() if k != "embedding"},
+        metadata={k: v for k, v in shown_metadata(data.get("metadata")).items() if k != "embedding"},
     )
 
 

@@ -103,6 +103,14 @@ class TestDocumentConversion:
         document = Document.from_dict(chunk_to_document(chunk).to_dict())
         assert document_to_chunk(document) == chunk
 
+    def test_what_only_the_pipeline_reads_is_not_part_of_the_chunk_shown(self):
+        # The sentence terms ingestion stores for the ranker travel in the Document, not in the chunk a tool or an API
+        # shows; the rest of the metadata (the sentence spans among it) stays.
+        chunk = kb_chunk(metadata={**KB_META, "sentence_spans": [[0, 10]], "sentence_terms": "postgresql 16 releas|"})
+        shown = document_to_chunk(chunk_to_document(chunk))
+        assert "sentence_terms" not in shown.metadata
+        assert shown.metadata == {**KB_META, "sentence_spans": [[0, 10]]}
+
     def test_document_without_relevance_uses_its_score(self):
         document = chunk_to_document(kb_chunk())
         meta = {key: value for key, value in document.meta.items() if key != "semantic_relevance"}

@@ -77,6 +77,15 @@ class TestHopRetriever:
         assert "directed by Ilsa Varga [2]." in after["replies"][0]
         assert after["parts"][0]["short_answer"] == "Ilsa Varga"
 
+    def test_a_chunk_found_for_a_hop_carries_no_sentence_terms_on(self):
+        # What ingestion stored for the ranker is not handed to the answer (nor recorded with what it read), as for
+        # the ranked chunks.
+        stored = Document(id=FILM.id, content=FILM.content, meta={**FILM.meta, "sentence_terms": "pale orchard|"})
+        out = hops_with(Source("hops_kb", [stored])).run(query=QUESTION, documents=RankedDocuments((SHOT,)))
+        added = out["ranked"].documents[1]
+        assert added.id == "pale-orchard" and "sentence_terms" not in added.meta
+        assert added.meta["source_title"] == "Pale Orchard"
+
     @pytest.mark.parametrize(
         ("kb", "graph", "kind"),
         [

@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from components.generation.question_gap import QuestionGap, closed, fill_gap, question_gap, unasked_stretch
+from components.generation.question_gap import (
+    QuestionGap,
+    closed,
+    counted_noun,
+    fill_gap,
+    question_gap,
+    unasked_stretch,
+)
 from components.text.analyzer import terms
 from components.text.language import parse
 
@@ -230,3 +237,21 @@ class TestUnaskedStretch:
     def test_a_sentence_holding_only_the_question_adds_nothing(self):
         question = "Why did the ferry company raise its fares?"
         assert unasked_stretch(parse("The ferry company raised its fares."), frozenset(terms(question))) == ""
+
+
+class TestCountedNoun:
+    @pytest.mark.parametrize(
+        "question,expected",
+        [
+            ("How many total yards did Tarn Rivel gain?", "yard"),
+            ("How much money did the Oslin fund raise?", "money"),
+            ("How old was Mara Quill?", "age"),
+            # The "many" that "how" asks is the counted one, not an earlier "many" or "much" of the question.
+            ("Many changes came to Velmora in the reform, which was how many years ago?", "year"),
+            ("Much of the Pellow estate was sold for how many pounds?", "pound"),
+            ("Many towers", "tower"),  # no "how many": the first "many" still counts its noun
+            ("What did Velmora build?", ""),
+        ],
+    )
+    def test_the_noun_how_many_counts(self, question, expected):
+        assert counted_noun(question) == expected

@@ -64,6 +64,20 @@ class TestDocument:
         assert raised.value.status_code == 404
 
 
+    def test_a_chunk_shows_no_metadata_only_the_pipeline_reads(self) -> None:
+        from haystack import Document
+
+        fine = SourceStatus(source="kb_document", status="success", execution_time_ms=1.0)
+        chunk = Document(
+            id="doc_1:0",
+            content="Quillon Works opened in 1961.",
+            meta={"chunk_index": 0, "page_number": 2, "sentence_terms": "quillon work open 1961|"},
+        )
+        found = {"document": {"document_id": "doc_1", "title": "Quillon"}, "chunks": [chunk], "status": fine}
+        detail = wrapper("document", found).run_api("doc_1")
+        assert detail["chunks"][0]["metadata"] == {"chunk_index": 0, "page_number": 2}
+
+
 class TestResearchSources:
     @pytest.mark.parametrize(
         "sources,asked",
