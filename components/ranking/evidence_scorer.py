@@ -39,10 +39,10 @@ from functools import lru_cache
 from components.knowledge_base.store import TermStatistics
 from components.text import bm25
 from components.text.analyzer import (
-    SENTENCE_TERMS_SEPARATOR,
     analyze,
     remember_analysis,
     sentence_terms_counts,
+    sentence_terms_pieces,
     terms,
 )
 from components.text.language import chunk_sentence_spans
@@ -149,8 +149,8 @@ def _held_terms(
     `query_terms` occurs in the text (those it holds), how many terms the text has, and which of `query_terms` each
     sentence holds; None when the record is not one for that many sentences. The record's terms are matched whole,
     by one expression per question, without splitting the record into words."""
-    pieces = record.split(SENTENCE_TERMS_SEPARATOR)
-    if len(pieces) != len(sentence_spans) + 1:
+    pieces = sentence_terms_pieces(record, len(sentence_spans))
+    if pieces is None:
         return None
     find = _query_matcher(query_terms)
     counts: dict[str, int] = {}

@@ -215,12 +215,21 @@ def sentence_terms_record(text: str, spans: list[tuple[int, int]] | tuple[tuple[
     return SENTENCE_TERMS_SEPARATOR.join(pieces)
 
 
+def sentence_terms_pieces(record: object, sentences: int) -> list[str] | None:
+    """The pieces of a `sentence_terms_record` of `sentences` sentences: each sentence's terms, then the rest's; None
+    when `record` is not a record of that many sentences."""
+    if not isinstance(record, str) or record.count(SENTENCE_TERMS_SEPARATOR) != sentences:
+        return None
+    return record.split(SENTENCE_TERMS_SEPARATOR)
+
+
 def sentence_terms_counts(record: object, sentences: int) -> dict[str, int] | None:
     """The whole text's term counts from a `sentence_terms_record` of `sentences` sentences; None when `record` is not
     one."""
-    if not isinstance(record, str) or record.count(SENTENCE_TERMS_SEPARATOR) != sentences:
+    pieces = sentence_terms_pieces(record, sentences)
+    if pieces is None:
         return None
-    return dict(Counter(record.replace(SENTENCE_TERMS_SEPARATOR, " ").split()))
+    return dict(Counter(" ".join(pieces).split()))
 
 
 @dataclass(frozen=True)
