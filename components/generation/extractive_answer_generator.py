@@ -404,6 +404,8 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
         question = query
         while len(links) < MAX_HOPS - 1 and (cut := decompose(question)) is not None:
             link = self._link(cut.hop, documents, links[-1]["span"] if links else "")
+            if link is not None:
+                link = _described_by_its_noun(cut.hop, link, documents)
             if link is None or _terms_of(link["span"]) & _name_terms(cut.hop) or not _a_name(link):
                 return links, question, cut.hop, link
             links.append(link)
@@ -2138,3 +2140,45 @@ def _state_chain(links: list[str]) -> str:
 def cite_sentence(sentence: str, number: int) -> str:
     """The sentence with its citation before the final stop: `... [n].`."""
     return f"{sentence.strip().removesuffix('.').rstrip()} [{number}]."
+
+
+def _described_by_its_noun(hop: str, link: dict[str, Any], documents: list[Document]) -> dict[str, Any]:
+    """A hop asking for a noun ("What is the country where X is found?") answered by a name of its sentence that the
+    sources themselves equate with that noun elsewhere ("Zimbara is a country ...", "the country of Zimbara"), when
+    the name read is not so described and exactly one other name of the asked kinds in the same sentence is. A city
+    and a country are both places to the recogniser; the sources' own sentences say which is which."""
+    part = next(iter(analyze_question(hop).parts), None)
+    if part is None or part.focus in {"", "?"} or not part.labels:
+        return link
+    focus = part.focus
+    doc = parse(link["sentence"])
+    hop_names = _name_terms(hop)
+    names = [
+        ent.text
+        for ent in doc.ents
+        if ent.label_ in part.labels and not _terms_of(ent.text) & hop_names and _terms_of(ent.text)
+    ]
+    if len(set(names)) < 2:
+        return link
+    texts = [
+        sentence
+        for document in documents
+        for start, end in sentence_spans(document.content or "")
+        if focus in (sentence := (document.content or "")[start:end]).lower()
+    ]
+
+    def described(name: str) -> bool:
+        for text in texts:
+            if name not in text:
+                continue
+            found = parse(text)
+            for index in _equated_with(found, focus):
+                head = found[index]
+                if name in found[head.left_edge.i : head.right_edge.i + 1].text:
+                    return True
+        return False
+
+    if any(name in link["span"] and described(name) for name in [link["span"], *names]):
+        return link
+    others = sorted({name for name in names if name not in link["span"] and described(name)})
+    return {**link, "span": others[0]} if len(others) == 1 else link

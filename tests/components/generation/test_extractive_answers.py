@@ -1558,3 +1558,26 @@ def test_a_graph_fact_s_hop_distance_does_not_hide_its_chunk_from_the_direct_rea
     fact = kb_document("fact", "Velmora was founded in 2015 by Ines Okafor in Brenmoor.", 0.6, title="Velmora")
     fact.meta["hop"] = hop
     assert answer("Who founded Velmora?", [fact])["parts"][0]["short_answer"] == "Ines Okafor"
+
+
+def test_a_hop_asking_a_noun_takes_the_name_the_sources_describe_by_that_noun():
+    # "... include a painter ...": of the speakers the sentence names, the sources call one "the painter"; the hop
+    # takes that one, not the first name of the asked kind, and the chain reads what is asked of the painter.
+    hall = kb_document(
+        "hall",
+        "The Varn Hall hosts public talks. Notable speakers included Justice Oren Malley, Lady Brenna Holt of "
+        "The Marrows and the painter Tobias Wren.",
+        0.6,
+        title="Varn Hall",
+    )
+    wren = kb_document(
+        "wren",
+        "Tobias Wren (born 1931) was a Cardan painter known for his precise depictions of harbour cranes.",
+        0.5,
+        title="Tobias Wren",
+    )
+    question = "Notable speakers at the Varn Hall include a painter known for his precise depictions of what?"
+    generator = ExtractiveAnswerGenerator(confidence_threshold=0.0)
+    links, _, _, _ = generator._walk_hops(question, [hall, wren])
+    assert [link["span"] for link in links] == ["Tobias Wren"]
+    assert answer(question, [hall, wren])["parts"][0]["short_answer"] == "harbour cranes"
