@@ -585,9 +585,12 @@ def _features(
 # by a phrase that ends in N with words of its own before it ("kind": "a family shipping company", not "family
 # shipping" nor another noun); a part asking for a name (a who, where, or a what/which whose noun names a kind of name
 # other than a time or an amount) or for a thing with no noun named ("What is at ...?") by no bare date ("time": "an
-# office", not "2015"). A candidate that breaks one is not eligible while the sentence holds
-# one that keeps it; the model ranks the eligible ones.
-FORM_CHECKS = ("count", "kind", "time")
+# office", not "2015"); a part whose wh-word is the doer of its verb ("Who won X?", "By whom was X won?", `asks_doer`)
+# by the phrase that holds that verb's doer in the sentence, a noun: its active subject, its passive's "by" object, or,
+# for an infinitive with no subject of its own, the subject of the verb it depends on ("doer": "The Dane Owls" of "The
+# Dane Owls beat the Fen Hares to win X", not the beaten "Fen Hares"). A candidate that breaks one is not eligible
+# while the sentence holds one that keeps it; the model ranks the eligible ones.
+FORM_CHECKS = ("count", "kind", "time", "doer")
 
 
 def asked_form(
@@ -628,9 +631,40 @@ def _keeps(
         ]
     if check == "time" and context.not_time:
         return [span is None or not _bare_time(span) for span in spans]
+    if check == "doer":
+        doers = _asked_doers(doc, context.part_text, context.question_terms)
+        if doers:
+            return [c.start is not None and any(c.start <= i < c.end for i in doers) for c in candidates]
     if check not in FORM_CHECKS:
         raise ValueError(f"no such check of the question's form: {check!r}")
     return None
+
+
+def _asked_doers(doc: Any, part_text: str, question_terms: frozenset[str]) -> set[int]:
+    """The nouns that do, in the parsed sentence `doc`, the verb a part asking for its doer names (`asks_doer`; the
+    sentence's verb with the stem of the question's): `_doer_of` each, or, for an infinitive with no subject of its
+    own that says what the verb it depends on was done for ("... to win X"), that verb's active subject; with the
+    nouns in apposition to it or coordinated with it ("two students, Ada Quill and ..."), but for those the question
+    itself names ("Who founded X with Ada Quill?" of "Ada Quill and Tom Berg founded X")."""
+    if not asks_doer(part_text):
+        return set()
+    head = question_gap(part_text).head
+    doers = set()
+    for verb in doc:
+        if verb.pos_ not in {"VERB", "AUX"} or term_of(verb) != head:
+            continue
+        doer = _doer_of(verb)
+        if doer is None and verb.dep_ == "advcl" and any(c.dep_ == "aux" and c.lower_ == "to" for c in verb.children):
+            doer = _doer_of(verb.head)
+        if doer is None or doer.pos_ not in {"NOUN", "PROPN"}:
+            continue
+        beside = [doer]
+        while beside:
+            noun = beside.pop()
+            if term_of(noun) not in question_terms:
+                doers.add(noun.i)
+            beside += [c for c in noun.children if c.dep_ in {"appos", "conj"} and c.pos_ in {"NOUN", "PROPN"}]
+    return doers
 
 
 def _bare_time(span: Any) -> bool:

@@ -312,6 +312,15 @@ class TestShortAnswers:
         )
         assert answer("How many yards did Lena Hart run for in 2015?", [season])["short_answer"] == "1,204"
 
+    def test_who_did_it_is_answered_by_the_doer_not_by_the_object_beside_the_asked_words(self):
+        # The winner is the subject of the clause whose infinitive "to win" is the asked verb, however near the beaten
+        # side stands to the asked words; a passive's "by" names the doer too.
+        final = "The Dane Owls defeated the Fen Hares 3-1 to win the Marlow Cup."
+        assert answer("Who won the Marlow Cup?", [kb_document("cup", final, 0.7)])["short_answer"] == "The Dane Owls"
+        passive = "The Marlow Cup was won by the Dane Owls, who beat the Fen Hares 3-1."
+        by_agent = answer("Who won the Marlow Cup?", [kb_document("cup", passive, 0.7)])
+        assert by_agent["short_answer"].endswith("Dane Owls")
+
     def test_each_part_of_a_compound_question_gets_its_own_sentence(self):
         out = answer("When was Lantern started and who maintains it today?", [LANTERN, HARBOUR])
         reply = out["replies"][0]

@@ -162,15 +162,20 @@ def _two_models() -> SpanModel:
     return SpanModel(model.features, model.mean, model.scale, model.coef, model.intercept, model.meta, rank=ranker)
 
 
-def test_the_ranker_chooses_the_pick_and_the_pointwise_model_gives_its_probability() -> None:
+def test_the_ranker_chooses_the_pick_and_the_pointwise_model_gives_its_probability(monkeypatch) -> None:
+    # The rules' span "Otto Brisk" is not the doer the question asks: the mechanics are shown without that check.
+    monkeypatch.setattr(span_choice, "FORM_CHECKS", tuple(c for c in FORM_CHECKS if c != "doer"))
     pointwise, both = _subject_model(), _two_models()
     analysis = analyze_question("Who restored the Fenn Organ?")
     sentence = "After the fire, Lise Harrow restored the Fenn Organ with Otto Brisk."
     args = (sentence, analysis.parts[0], analysis.question_terms, "Otto Brisk", "entity")
     plain, ranked = rated_candidates(*args, pointwise), rated_candidates(*args, both)
     assert all(item.rank is None for item in plain)
-    # The order is the ranker's; each candidate keeps the pointwise model's probability.
-    assert [item.rank for item in ranked] == sorted((item.rank for item in ranked), reverse=True)
+    # The order is the ranker's among the candidates the question's form lets answer (and among the others, after
+    # them); each candidate keeps the pointwise model's probability.
+    for eligible in (True, False):
+        ranks = [item.rank for item in ranked if item.eligible == eligible]
+        assert ranks == sorted(ranks, reverse=True)
     probability = {item.candidate.text: item.probability for item in plain}
     assert {item.candidate.text: item.probability for item in ranked} == probability
     picked = choose_span(sentence, ranked)
@@ -235,7 +240,9 @@ def test_a_fitted_model_chooses_and_reports_its_probability_and_margin() -> None
     assert choice.label == "PERSON"
 
 
-def test_the_models_pick_replaces_the_rules_span_only_when_it_leads_by_the_fitted_margin() -> None:
+def test_the_models_pick_replaces_the_rules_span_only_when_it_leads_by_the_fitted_margin(monkeypatch) -> None:
+    # The rules' span "Otto Brisk" is not the doer the question asks: the margin is shown without that check.
+    monkeypatch.setattr(span_choice, "FORM_CHECKS", tuple(c for c in FORM_CHECKS if c != "doer"))
     model = _subject_model()
     analysis = analyze_question("Who restored the Fenn Organ?")
     sentence = "After the fire, Lise Harrow restored the Fenn Organ with Otto Brisk."
@@ -478,6 +485,14 @@ FORM_CASES = {
         "a storehouse",
         ("value", 4.0),
         lambda text: text != "1874",
+    ),
+    # The doer asked ("Who won ...?"): the subject whose infinitive "to win" is the asked verb, not the beaten side.
+    "doer": (
+        "Who won the Marlow Cup?",
+        "The Dane Owls beat the Fen Hares 3-1 to win the Marlow Cup.",
+        "The Dane Owls",
+        ("window_terms", 4.0),
+        lambda text: text.endswith("Owls"),
     ),
 }
 
