@@ -730,7 +730,9 @@ class SpanModel(logistic_model.LogisticModel):
         margin = data.get("switch_margin", 0.0)
         if isinstance(margin, bool) or not isinstance(margin, int | float) or not 0.0 <= margin <= 1.0:
             raise SpanModelError(f"the span model's switch_margin is {margin!r}, not a number from 0 to 1")
-        version = data.get("version") if data.get("version") in READ_VERSIONS else MODEL_VERSION
+        given = data.get("version")
+        # `true` equals 1 to Python but is no version: it is read as an unknown one and refused.
+        version = given if not isinstance(given, bool) and given in READ_VERSIONS else MODEL_VERSION
         read = logistic_model.read_logistic(data, cls.WHAT, version, cls.KNOWN, cls.ERROR, cls.NUMBERS)
         meta = dict(read.meta)
         rank = meta.pop("rank", None)

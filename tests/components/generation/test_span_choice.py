@@ -214,6 +214,7 @@ def test_a_model_file_with_a_ranker_or_with_the_pointwise_model_alone_loads(tmp_
             {"rank": {**data["rank"], "features": [*data["rank"]["features"][:-1], "favourite_word"]}},
             "ranker reads unknown features",
         ),
+        ({"version": True}, "is version True, not 2"),
     ):
         with pytest.raises(SpanModelError, match=message):
             SpanModel.from_dict({**data, **change})
