@@ -2163,7 +2163,7 @@ def _described_by_its_noun(hop: str, link: dict[str, Any], documents: list[Docum
     texts = [
         sentence
         for document in documents
-        for start, end in sentence_spans(document.content or "")
+        for start, end in chunk_sentence_spans(document.content or "", document.meta)
         if focus in (sentence := (document.content or "")[start:end]).lower()
     ]
 
