@@ -128,10 +128,12 @@ def _asked_in_its_clause(doc: Any, wh: set[int], clauses: list[Any]) -> ChainCut
     (what the first hop is looked up by). The noun may sit inside another clause ("X is a song included in the album
     Y by a singer that has sold how many records?" asks "... by what singer?", then "<singer> has sold how many
     records?"): the innermost clause holding the wh-word is cut."""
+    if len(wh) != 1:
+        return None  # one wh-word, one clause to cut at
     for clause in sorted(clauses, key=lambda token: token.i, reverse=True):  # the innermost clause first
         noun = clause.head
         inside = {token.i for token in clause.subtree}
-        if len(wh) != 1 or not wh <= inside or clause.pos_ not in {"VERB", "AUX"}:
+        if not wh <= inside or clause.pos_ not in {"VERB", "AUX"}:
             continue
         if noun.pos_ != "NOUN" or not noun.text.islower() or noun.dep_ in {"attr", "ROOT", "appos"}:
             continue  # a predicate of the subject, or a noun in apposition to a name, is that thing itself
