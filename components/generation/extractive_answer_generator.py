@@ -417,8 +417,8 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
         if last is None:
             return None
         bridge = _terms_of(links[-1]["span"])
-        if _terms_of(last["span"]) & bridge or not _names_bridge(last, bridge):
-            return None  # the answer is the bridge again, or its sentence does not name the bridge
+        if _mostly_bridge(last["span"], links[-1]["span"]) or not _names_bridge(last, bridge):
+            return None  # the answer is the bridge again (`_mostly_bridge`), or its sentence does not name the bridge
         if last["sentence"] in {link["sentence"] for link in links}:
             return None  # one sentence answers the whole question: no chain to state
         links = [*links, last]
@@ -471,11 +471,24 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
             ]
             ordered = [d for d, held in zip(documents, holds, strict=True) if held]
             ordered += [d for d, held in zip(documents, holds, strict=True) if not held]
-        if read:
-            elsewhere = self._read_link(question, documents, ordered, read)
-            if elsewhere is not None and (elsewhere["features"] or {}).get("found_entity"):
-                return elsewhere
-        return self._read_link(question, documents, ordered, frozenset())
+        # A reading that names the bridge again (`_mostly_bridge`: "Karl Orlo Tamsin" from "Carl Orlo Tamsin, also
+        # spelled Karl Orlo Tamsin, was ...") says what the bridge is, not what is asked of it: its sentence is passed
+        # over and the chunks read again, until a reading names something else or none is left (each pass skips one
+        # sentence more, so the loop ends).
+        passed: frozenset[str] = frozenset()
+        while True:
+            found = None
+            if read:
+                found = self._read_link(question, documents, ordered, read | passed)
+                if found is not None and not (found["features"] or {}).get("found_entity"):
+                    found = None
+            if found is None:
+                found = self._read_link(question, documents, ordered, passed)
+            if found is None or not bridge or not _mostly_bridge(found["span"], bridge):
+                return found
+            if found["sentence"] in passed:
+                return found
+            passed |= {found["sentence"]}
 
     def _read_link(
         self, question: str, documents: list[Document], ordered: list[Document], skip: frozenset[str]
@@ -2113,6 +2126,15 @@ def _read_off_hop(span: str, sentence: str, links: list[dict[str, Any]]) -> bool
     if _is_last_bridge(span, links):
         return False  # the last bridge itself: the cut, not the direct reading, is in doubt (`run` weighs the chain)
     return any(sentence == link["sentence"] for link in links)
+
+
+def _mostly_bridge(span: str, bridge: str) -> bool:
+    """Whether at least half of a span's terms are the bridge's: the bridge again, or another spelling of its name
+    ("Karl Orlo Tamsin" for "Carl Orlo Tamsin"), not a name that shares a word with it ("Ivo Orlo Brandt", "the Velmar
+    and Kessen peoples" for "North Velmar"), which a chain may well answer (a godfather, the peoples a region is
+    named after)."""
+    named = _terms_of(span)
+    return bool(named) and 2 * len(named & _terms_of(bridge)) >= len(named)
 
 
 def _name_terms(question: str) -> frozenset[str]:

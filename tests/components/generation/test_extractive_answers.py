@@ -20,6 +20,7 @@ from components.generation.extractive_answer_generator import (
     _equated_with,
     _from_neighbour,
     _heading_line,
+    _mostly_bridge,
     _names_bridge,
     _ranked_answer_span,
     _statement_cosines,
@@ -1510,6 +1511,45 @@ class TestLaterLinkReadElsewhere:
         assert not _names_bridge({**last, "sentence": "The record sold 40,000 copies."}, bridge)
         # A possessive says its claim of another thing (her label), not of her.
         assert not _names_bridge({**last, "sentence": "Her label sold 40,000 copies.", "title": "Tessa Orlund"}, bridge)
+
+    def test_a_name_sharing_a_word_with_the_bridge_is_no_bridge_again(self):
+        # "Which peoples is North Velmar named after?" is answered by a name holding "Velmar": only a span that is
+        # mostly the bridge's own words (another spelling of it) is the bridge again, and ends the chain.
+        assert _mostly_bridge("Karl Orlo Tamsin", "Carl Orlo Tamsin") and _mostly_bridge("North Velmar", "North Velmar")
+        assert not _mostly_bridge("the Velmar and Kessen peoples", "North Velmar")
+        assert not _mostly_bridge("Ivo Orlo Brandt", "Carl Orlo Tamsin")
+        generator = ExtractiveAnswerGenerator(confidence_threshold=0.999)
+        hop = {
+            "span": "North Velmar",
+            "sentence": "The first storm of the outbreak hit southern North Velmar on May 30.",
+            "number": 1,
+            "confidence": 0.8,
+            "features": {},
+        }
+        last = {
+            "span": "the Velmar and Kessen peoples",
+            "sentence": "It is named after the Velmar and Kessen peoples, who make up much of its population.",
+            "number": 2,
+            "confidence": 0.7,
+            "features": {},
+            "title": "North Velmar",
+        }
+        chained = generator._chained("Which peoples is the region the storm hit named after?", [hop], last)
+        assert chained is not None and chained["parts"][0]["short_answer"] == "the Velmar and Kessen peoples"
+        assert generator._chained("Which peoples is the region named after?", [hop], {**last, "span": "Velmar"}) is None
+
+    def test_a_last_link_reading_the_bridge_again_reads_on(self):
+        # The painter's first sentence gives another spelling of his name (the bridge again): it is passed over, and
+        # the sentence naming his godfather answers, though that name shares a word with the bridge.
+        painter = kb_document(
+            "tamsin",
+            "Carl Orlo Tamsin (1714 \u2013 1788), also spelled Karl Orlo Tamsin, was a Veland painter. His second name "
+            "was given in honour of his godfather Ivo Orlo Brandt, a friend of the family.",
+            0.5,
+            title="Carl Orlo Tamsin",
+        )
+        link = ExtractiveAnswerGenerator()._link("Carl Orlo Tamsin's godfather is whom?", [painter], "Carl Orlo Tamsin")
+        assert link is not None and link["span"] == "Ivo Orlo Brandt"
 
     def test_a_phrase_read_elsewhere_leaves_the_earlier_sentence_read(self):
         # "headed" is not in the round's sentence ("led by"); the other sentence holds no investor, only a phrase: no
