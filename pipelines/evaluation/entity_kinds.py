@@ -16,7 +16,10 @@ corpus is extracted with the graph's `LanguageExtractor`; every entity the graph
 `--corpus demo` is the shipped demo corpus; any other value is a corpus JSONL (id, title, text, date, url).
 `--ids REGEX` keeps the documents whose id matches, and `--sample N` a fixed-seed sample of N of them (the same
 documents on every run), so that a part of a large corpus can be labelled and checked; for one corpus among
-several, the same selection follows its path: `--corpus 'corpus.jsonl?ids=REGEX&sample=N'`.
+several, the same selection follows its path: `--corpus 'corpus.jsonl?ids=REGEX&sample=N'`. A question set's
+corpus may instead be cut to the gold documents of some of its questions: `--corpus 'corpus.jsonl?questions=0-19'`
+keeps the documents the `questions.jsonl` beside the corpus names (`gold_doc_ids`) for its questions 0 to 19 (file
+order), so that only a tune half's documents are labelled and fitted on.
 """
 
 from __future__ import annotations
@@ -102,12 +105,24 @@ def chosen_documents(corpus: str, ids: str | None = None, sample: int | None = N
     ids = selection.get("ids", ids)
     sample = int(selection["sample"]) if "sample" in selection else sample
     documents = demo_documents() if path == "demo" else corpus_documents(Path(path))
+    if "questions" in selection:
+        gold = _gold_documents(Path(path).parent / "questions.jsonl", selection["questions"])
+        documents = [d for d in documents if str(d.document_id) in gold]
     if ids:
         documents = [d for d in documents if re.match(ids, str(d.document_id))]
     if sample is not None and sample < len(documents):
         chosen = set(random.Random(SEED).sample(range(len(documents)), sample))
         documents = [d for i, d in enumerate(documents) if i in chosen]
     return documents
+
+
+def _gold_documents(questions: Path, span: str) -> set[str]:
+    """The gold document ids (`gold_doc_ids`) of the questions `span` ("A-B", both counted, file order) names."""
+    first, _, last = span.partition("-")
+    if not (first.isdigit() and last.isdigit() and int(first) <= int(last)):
+        raise EvaluationInputError(f"questions= takes a range of question numbers such as 0-19, not {span!r}")
+    rows = load_jsonl(questions, ("id", "gold_doc_ids"))[int(first) : int(last) + 1]
+    return {str(document_id) for row in rows for document_id in row["gold_doc_ids"]}
 
 
 def samples(

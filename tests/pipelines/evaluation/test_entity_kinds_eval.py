@@ -47,6 +47,22 @@ def test_a_corpus_part_is_chosen_by_id_and_a_fixed_seed(tmp_path):
     assert [d.document_id for d in chosen_documents(f"{corpus}?ids=b-&sample=5")] == chosen  # one corpus's own part
 
 
+def test_a_question_set_s_corpus_is_cut_to_the_gold_documents_of_some_questions(tmp_path):
+    import pytest
+
+    from pipelines.evaluation.jsonl import EvaluationInputError
+
+    corpus = tmp_path / "corpus.jsonl"
+    rows = [{"id": f"d{n}", "title": "t", "text": "Orla Fenn met Tavi Ronn."} for n in range(6)]
+    corpus.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    questions = [{"id": f"q{n}", "question": "?", "gold_doc_ids": [f"d{2 * n}", f"d{2 * n + 1}"]} for n in range(3)]
+    (tmp_path / "questions.jsonl").write_text("".join(json.dumps(q) + "\n" for q in questions), encoding="utf-8")
+    assert [d.document_id for d in chosen_documents(f"{corpus}?questions=0-1")] == ["d0", "d1", "d2", "d3"]
+    assert [d.document_id for d in chosen_documents(f"{corpus}?questions=2-2")] == ["d4", "d5"]
+    with pytest.raises(EvaluationInputError, match="range of question numbers"):
+        chosen_documents(f"{corpus}?questions=first")
+
+
 def test_the_fit_predicts_each_corpus_by_a_model_of_the_others_and_weighs_corpora_alike(monkeypatch):
     from collections import Counter
 
