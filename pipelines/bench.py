@@ -165,11 +165,17 @@ def bench_questions(n_queries: int = 60) -> list[str]:
     return queries
 
 
+def bench_collection(n_chunks: int) -> str:
+    """The collection the query benchmark's base of `n_chunks` chunks lives in; what answers its questions outside the
+    benchmark (`scripts/replay_bench_questions.py`) reads the same one. The version changes with what the base holds
+    (v3: chunks in the integration's document store, documents in the registry; v4: their sentence terms stored)."""
+    return f"bench_v4_{n_chunks}"
+
+
 def bench_queries(out: Out, n_chunks: int = 10_000, n_queries: int = 60) -> dict[str, Any]:
     """Full research-pipeline latency against query embedding + raw store searches at `n_chunks`."""
     settings = get_settings()
-    # v3: chunks in the integration's document store, documents in the registry; v4: their sentence terms stored
-    collection = f"bench_v4_{n_chunks}"
+    collection = bench_collection(n_chunks)
     store = open_knowledge_base(settings, collection=collection)
     have = store.count_chunks()
     if have != n_chunks:

@@ -49,7 +49,13 @@ from components.validation import bounded_text
 from pipelines.catalog_file import BUDGET_KEY, RESEARCH_PIPELINE, default_pipelines_file
 from pipelines.heap import after_close, after_warm_up
 from pipelines.research_result import ResearchResult
-from pipelines.selection_pipelines import SelectionCache, selection_branches, unselected, without_branches
+from pipelines.selection_pipelines import (
+    SelectionCache,
+    selection_branches,
+    unread_senders,
+    unselected,
+    without_branches,
+)
 from pipelines.timing import record_timings
 
 logger = logging.getLogger(__name__)
@@ -186,6 +192,7 @@ class _Entry:
     lock: threading.Lock = field(default_factory=threading.Lock)
     pipeline: Pipeline | None = None
     branches: dict[str, str] | None = None  # component -> source: what a selection of sources chooses among
+    unread: frozenset[str] | None = None  # what feeds only inputs nothing reads: left out of every run
 
 
 @dataclass(frozen=True)
@@ -623,11 +630,18 @@ class PipelineCatalog:
     # -- the pipeline of a selection of sources -----------------------------------------------------------------
 
     def _selection_key(self, name: str, inputs: dict[str, Any]) -> tuple[str, frozenset[str]] | None:
-        """(pipeline, the branches `inputs`' sources leave out), or None when the whole pipeline runs."""
+        """(pipeline, the branches `inputs`' sources leave out and what feeds only inputs nothing reads), or None when
+        the whole pipeline runs. What feeds only unread inputs (`unread_senders`) goes where a selection leaves a source
+        out anyway; with every source asked the whole pipeline runs as it is, so a catalog builds no second pipeline
+        for it (nor reads its settings again at question time)."""
         entry = self._entries[name]
-        if entry.branches is None:
-            entry.branches = selection_branches(self._specs[name].inputs, self.get(name))
+        if entry.branches is None or entry.unread is None:
+            spec, whole = self._specs[name], self.get(name)
+            entry.unread = unread_senders(spec.outputs, spec.pipeline, whole)
+            entry.branches = selection_branches(spec.inputs, whole)
         removed = unselected(entry.branches, inputs.get("sources"))
+        if removed:
+            removed |= entry.unread
         return (name, removed) if removed else None
 
     def _build_selection(self, key: tuple[str, frozenset[str]] | None) -> _Selection | None:

@@ -18,6 +18,10 @@ The answer stays the whole pipeline's, value for value:
 A pipeline where that cannot be kept (a joiner of another kind or with its own weights, a status collector whose list
 another component reads) runs whole.
 
+What feeds only inputs their receivers never read (`unread_senders`: the prompt builder, when the generator answers
+extractively and reads no prompt) is left out of a selection's pipeline the same way: about 0.7 ms a research
+question (its rendering, the copies of its chunks and a scheduling pass), the answers the same.
+
 Usage (the catalog's):
 ```python
 branches = selection_branches(spec.inputs, pipeline)  # {"kb_dense": "kb", "graph": "graph", ...}
@@ -54,6 +58,30 @@ def selection_branches(inputs: dict[str, list[str]], pipeline: Any) -> dict[str,
         if source in SOURCE_NAMES:
             branches[name] = source
     return branches
+
+
+def unread_senders(outputs: dict[str, str], pipeline_dict: dict[str, Any], pipeline: Any) -> frozenset[str]:
+    """The components of a built pipeline whose every connection ends in an input its receiver says it never reads
+    (`unread_inputs()`, such as an extractive generator's prompt) and none of whose outputs is one of the named
+    `outputs`: a run leaves them out as a selection leaves out a source's branch (`without_branches`), and the
+    receiver takes the input's default. Nothing without such a receiver."""
+    unread: dict[str, frozenset[str]] = {}
+    for name, component in pipeline.walk():
+        reads = getattr(component, "unread_inputs", None)
+        if callable(reads):
+            unread[name] = frozenset(reads())
+    if not any(unread.values()):
+        return frozenset()
+    named = {source.split(".")[0] for source in outputs.values()}
+    ends: dict[str, list[tuple[str, str]]] = {}
+    for connection in pipeline_dict.get("connections") or []:
+        sender, _, receiver, socket = _ends(connection)
+        ends.setdefault(sender, []).append((receiver, socket))
+    return frozenset(
+        sender
+        for sender, receivers in ends.items()
+        if sender not in named and all(socket in unread.get(receiver, frozenset()) for receiver, socket in receivers)
+    )
 
 
 def unselected(branches: dict[str, str], sources: list[str] | None) -> frozenset[str]:

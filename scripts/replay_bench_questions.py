@@ -21,15 +21,25 @@ from pathlib import Path
 def write(path: Path, chunks: int, queries: int) -> int:
     from components.knowledge_base.factory import open_knowledge_base
     from components.settings import get_settings
-    from pipelines.bench import _catalog_for, bench_questions, wait_for_keyword_memory
+    from pipelines.bench import _catalog_for, bench_collection, bench_questions, wait_for_keyword_memory
     from pipelines.runtime import setup
 
     setup()
-    catalog = _catalog_for(f"bench_v3_{chunks}")
+    collection = bench_collection(chunks)  # the base `research bench --only query` built (or reused)
+    catalog = _catalog_for(collection)
     # Keyword search answers on the database until its in-memory copy of the postings is loaded, and the two
     # scorers' BM25 can differ in the last bit: every question is answered with the copy loaded (one copy per
     # database and collection in the process, shared by the pipeline's searches).
-    store = open_knowledge_base(get_settings(), collection=f"bench_v3_{chunks}")
+    store = open_knowledge_base(get_settings(), collection=collection)
+    have = store.count_chunks()
+    if have != chunks:
+        # An empty or other base would answer every question from nothing, and two such files compare equal.
+        print(
+            f"the collection {collection!r} holds {have} chunks, not {chunks}: run `research bench --only query` "
+            f"(its base of {chunks} chunks) with this data folder first",
+            file=sys.stderr,
+        )
+        return 2
     questions = bench_questions(queries)
     store.keyword_search(questions[0], 1)  # the first search starts the load
     if not wait_for_keyword_memory(store):

@@ -43,3 +43,40 @@ def test_the_catalog_the_bench_measures_names_its_collection_without_touching_th
     catalog = _catalog_for("bench_v3_tarrowby")
     assert catalog.settings.kb_collection == "bench_v3_tarrowby"
     assert dict(os.environ) == environment and get_settings() is settings
+
+
+def _replay_script():
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[2] / "scripts" / "replay_bench_questions.py"
+    spec = importlib.util.spec_from_file_location("replay_bench_questions", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_answer_replay_reads_the_base_the_bench_builds_and_refuses_one_without_its_chunks(
+    monkeypatch, tmp_path, capsys
+) -> None:
+    # The replay that proves a speed change keeps every answer must read the bench's own base: when the base moved to
+    # a new collection and the replay did not, both files held answers from an empty base and compared equal.
+    import components.knowledge_base.factory as factory
+    import pipelines.bench as bench
+    import pipelines.runtime as runtime
+
+    opened: list[str] = []
+    catalogs: list[str] = []
+
+    def open_base(settings, collection=None):
+        opened.append(collection)
+        return SimpleNamespace(count_chunks=lambda: 7)
+
+    monkeypatch.setattr(factory, "open_knowledge_base", open_base)
+    monkeypatch.setattr(bench, "_catalog_for", lambda collection: catalogs.append(collection))
+    monkeypatch.setattr(runtime, "setup", lambda: None)
+    out = tmp_path / "answers.jsonl"
+    assert _replay_script().write(out, 12, 3) == 2
+    assert opened == catalogs == [bench.bench_collection(12)]
+    assert "holds 7 chunks, not 12" in capsys.readouterr().err
+    assert not out.exists()

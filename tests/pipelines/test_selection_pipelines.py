@@ -10,7 +10,7 @@ from haystack.components.joiners import DocumentJoiner
 from components.contracts import StatusKind
 from components.ranking.joiner import LoopDocumentJoiner
 from pipelines.catalog import PipelineCatalog
-from pipelines.selection_pipelines import SelectionCache, without_branches
+from pipelines.selection_pipelines import SelectionCache, unread_senders, without_branches
 from tests.pipelines.knowledge import catalog_yaml_for, fill_collection, fresh_collection_name
 
 JOINER = "components.ranking.joiner.LoopDocumentJoiner"
@@ -76,6 +76,53 @@ class TestWithoutBranches:
         inputs, pipeline = _definition()
         pipeline["connections"].append({"sender": "south_only.status", "receiver": "statuses.statuses"})
         assert without_branches(inputs, pipeline, frozenset({"south"})) is None
+
+
+class _Built:
+    """A built pipeline as `unread_senders` reads it: its components by name."""
+
+    def __init__(self, **components) -> None:
+        self.components = components
+
+    def walk(self):
+        return iter(self.components.items())
+
+
+class _Reader:
+    def __init__(self, unread: frozenset[str]) -> None:
+        self.unread = unread
+
+    def unread_inputs(self) -> frozenset[str]:
+        return self.unread
+
+
+class TestUnreadSenders:
+    def _prompted(self) -> tuple[dict, dict]:
+        connections = [
+            {"sender": "ranker.documents", "receiver": "prompt.documents"},
+            {"sender": "prompt.prompt", "receiver": "writer.messages"},
+            {"sender": "ranker.ranked", "receiver": "writer.documents"},
+        ]
+        return {"answer": "writer.replies"}, {"components": {}, "connections": connections}
+
+    def test_what_feeds_only_an_input_its_receiver_never_reads_is_left_out(self):
+        outputs, pipeline = self._prompted()
+        built = _Built(ranker=object(), prompt=object(), writer=_Reader(frozenset({"messages"})))
+        assert unread_senders(outputs, pipeline, built) == frozenset({"prompt"})
+        inputs = {"question": ["ranker.query", "prompt.query", "writer.query"]}
+        pruned = without_branches(inputs, pipeline, unread_senders(outputs, pipeline, built))
+        assert pruned is not None and "prompt" not in pruned.pipeline["components"]
+        assert pruned.inputs["question"] == ["ranker.query", "writer.query"]
+        assert {"sender": "ranker.ranked", "receiver": "writer.documents"} in pruned.pipeline["connections"]
+
+    def test_a_reader_of_the_input_a_named_output_or_another_receiver_keeps_the_sender(self):
+        outputs, pipeline = self._prompted()
+        assert unread_senders(outputs, pipeline, _Built(writer=_Reader(frozenset()))) == frozenset()
+        assert unread_senders(outputs, pipeline, _Built(writer=object())) == frozenset()
+        unread = _Built(writer=_Reader(frozenset({"messages"})))
+        assert unread_senders({**outputs, "prompt": "prompt.prompt"}, pipeline, unread) == frozenset()
+        pipeline["connections"].append({"sender": "prompt.prompt", "receiver": "logger.lines"})
+        assert unread_senders(outputs, pipeline, unread) == frozenset()
 
 
 class TestAbsentLists:
@@ -203,7 +250,7 @@ class TestResearchForASelection:
         ]
         assert "graph" in pruned[1].timings and "web" not in pruned[1].timings
         # The graph branch of the selection's pipeline walks the whole pipeline's graph: one copy in memory.
-        key = ("research", frozenset({"web", "arxiv", "memory"}))
+        key = catalog._selection_key("research", {"sources": ["graph", "kb"]})
         with catalog._selections.lease(key) as selection:
             graph = selection.pipeline.get_component("graph")
             whole_graph = catalog.get("research").get_component("graph")
@@ -217,16 +264,24 @@ class TestResearchForASelection:
         ]
         assert [_answer(result) for result in pruned] == [_answer(result) for result in whole]
 
-    def test_each_selection_is_built_once_and_every_source_runs_the_whole_pipeline(self, catalog):
+    def test_each_selection_is_built_once_without_the_unread_prompt_and_every_source_runs_the_whole_pipeline(
+        self, catalog
+    ):
         catalog.research(QUESTIONS[0], sources=KB)
         kept = len(catalog._selections)
-        with catalog._selections.lease(("research", frozenset({"graph", "web", "arxiv", "memory"}))) as first:
+        key = ("research", frozenset({"graph", "web", "arxiv", "memory", "prompt_builder"}))
+        assert catalog._selection_key("research", {"sources": KB}) == key
+        with catalog._selections.lease(key) as first:
             catalog.research(QUESTIONS[1], sources=["KB "])
-            with catalog._selections.lease(("research", frozenset({"graph", "web", "arxiv", "memory"}))) as again:
+            with catalog._selections.lease(key) as again:
                 assert again is first and first is not None
         assert len(catalog._selections) == kept
+        # The extractive generator reads no prompt: a selection's pipeline runs without the prompt builder.
+        answered = catalog.research(QUESTIONS[1], sources=KB)
+        assert "prompt_builder" not in answered.timings and "generator" in answered.timings
         everything = catalog.research(QUESTIONS[0], sources=["all"])
-        assert {"kb_dense", "graph", "web", "arxiv", "memory"} <= set(everything.timings)
+        assert {"kb_dense", "graph", "web", "arxiv", "memory", "prompt_builder"} <= set(everything.timings)
+        assert catalog._selection_key("research", {"sources": ["all"]}) is None
         assert len(catalog._selections) == kept
 
     def test_building_and_dropping_a_selection_neither_collects_nor_thaws_the_frozen_heap(self, catalog, monkeypatch):
@@ -254,7 +309,7 @@ class TestResearchForASelection:
         # whole pipeline's knowledge bases, and dropping the selection does not close them.
         catalog.research(QUESTIONS[0], sources=KB)
         whole = catalog.get("research")
-        key = ("research", frozenset({"graph", "web", "arxiv", "memory"}))
+        key = catalog._selection_key("research", {"sources": KB})
         with catalog._selections.lease(key) as selection:
             for name in ("kb_dense", "kb_keyword", "ranker"):
                 assert selection.pipeline.get_component(name)._kb.get() is whole.get_component(name)._kb.get(), name

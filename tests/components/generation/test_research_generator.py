@@ -77,6 +77,20 @@ class TestResearchGenerator:
         assert shared["replies"] == listed["replies"] and shared["parts"] == listed["parts"]
         assert shared["short_answer"] == "The Kestrel Rovers"
 
+    def test_the_extractive_generator_reads_no_prompt_and_answers_without_one(self, settings):
+        generator = ResearchGenerator(confidence_threshold=0.0)
+        assert generator.unread_inputs() == frozenset({"messages"})  # a catalog leaves the prompt builder out
+        prompted = generator.run(messages=PROMPT, documents=DOCUMENTS, query=QUESTION)
+        bare = generator.run(documents=DOCUMENTS, query=QUESTION)
+        assert bare["replies"] == prompted["replies"] and bare["parts"] == prompted["parts"]
+
+    def test_a_chat_model_reads_its_prompt_and_without_one_falls_back(self, server):
+        generator = _chat(server.base_url_v1)
+        assert generator.unread_inputs() == frozenset()
+        result = generator.run(documents=DOCUMENTS, query=QUESTION)
+        assert result["status"].status is StatusKind.ERROR and "no prompt" in result["status"].message
+        assert result["replies"][0].startswith("The Kestrel Rovers")
+
     def test_chat_answer_through_the_real_client(self, server):
         result = _chat(server.base_url_v1).run(messages=PROMPT, documents=DOCUMENTS, query=QUESTION)
         assert result["replies"] == [ANSWER]
