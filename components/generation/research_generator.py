@@ -140,6 +140,13 @@ class ResearchGenerator(GuardedComponent):
         builder: about 0.7 ms a question of rendering, copies and scheduling; `unread_senders`)."""
         return frozenset({"messages"}) if self.kind != "openai" else frozenset()
 
+    def needed_inputs(self) -> frozenset[str]:
+        """The optional inputs this generator's runs need fed all the same: the prompt (`messages`) of a chat model,
+        known from the start. A catalog refuses a pipeline where nothing feeds them (`check_sockets`), as it refuses
+        one leaving a mandatory input unfed; run without its prompt, a chat model would fail over to the extractive
+        answer on every question."""
+        return frozenset({"messages"}) if self.generator == "openai" else frozenset()
+
     def warm_up(self) -> None:
         """Build the chat client of the chosen generator (no network call); idempotent."""
         if self._kind is not None:
