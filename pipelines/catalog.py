@@ -192,7 +192,7 @@ class _Entry:
     lock: threading.Lock = field(default_factory=threading.Lock)
     pipeline: Pipeline | None = None
     branches: dict[str, str] | None = None  # component -> source: what a selection of sources chooses among
-    unread: frozenset[str] | None = None  # what feeds only inputs nothing reads: left out of every run
+    unread: frozenset[str] | None = None  # what feeds only inputs nothing reads: left out of every selection's run
 
 
 @dataclass(frozen=True)
