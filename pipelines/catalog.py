@@ -192,7 +192,7 @@ class _Entry:
     lock: threading.Lock = field(default_factory=threading.Lock)
     pipeline: Pipeline | None = None
     branches: dict[str, str] | None = None  # component -> source: what a selection of sources chooses among
-    unread: frozenset[str] | None = None  # what feeds only inputs nothing reads: left out of every run
+    unread: frozenset[str] | None = None  # what feeds only inputs nothing reads: left out of every selection's run
 
 
 @dataclass(frozen=True)
@@ -397,8 +397,11 @@ def check_sockets(spec: PipelineSpec, pipeline: Pipeline) -> None:
                 f"'{socket}' (it has: {', '.join(sorted(sockets))})."
             )
     for component, sockets in open_inputs.items():
+        # An optional input the component needs all the same (a chat model's prompt: `needed_inputs()`) counts too.
+        needs = getattr(pipeline.get_component(component), "needed_inputs", None)
+        needed = frozenset(needs()) if callable(needs) else frozenset()
         for socket, info in sockets.items():
-            if info.get("is_mandatory") and (component, socket) not in fed:
+            if (info.get("is_mandatory") or socket in needed) and (component, socket) not in fed:
                 raise CatalogError(f"Pipeline '{spec.name}' needs '{component}.{socket}', but no named input feeds it.")
 
 

@@ -81,9 +81,16 @@ def main() -> int:
     compared.add_argument("before", type=Path)
     compared.add_argument("after", type=Path)
     args = parser.parse_args()
-    if args.command == "write":
-        return write(args.out, args.chunks, args.queries)
-    return compare(args.before, args.after)
+    try:
+        if args.command == "write":
+            return write(args.out, args.chunks, args.queries)
+        return compare(args.before, args.after)
+    except OSError as exc:  # a file that is missing or cannot be written: one line, not a stack trace
+        if args.command == "compare":
+            print(f"cannot read {exc.filename}: {exc.strerror}", file=sys.stderr)
+        else:
+            print(f"the answers could not be written: {exc}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

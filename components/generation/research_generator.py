@@ -136,9 +136,17 @@ class ResearchGenerator(GuardedComponent):
 
     def unread_inputs(self) -> frozenset[str]:
         """The inputs this generator's runs never read: the prompt (`messages`) when it answers extractively (no chat
-        model chosen), known after `warm_up`. A catalog leaves out of its runs what feeds only such inputs (the prompt
-        builder: about 0.7 ms a question of rendering, copies and scheduling; `unread_senders`)."""
-        return frozenset({"messages"}) if self.kind != "openai" else frozenset()
+        model chosen), known from the start (no warm-up). A catalog leaves out of the runs of a selection of sources
+        what feeds only such inputs (the prompt builder: about 0.7 ms a question of rendering, copies and scheduling;
+        `unread_senders`); a run with every source keeps it."""
+        return frozenset({"messages"}) - self.needed_inputs()
+
+    def needed_inputs(self) -> frozenset[str]:
+        """The optional inputs this generator's runs need fed all the same: the prompt (`messages`) of a chat model,
+        known from the start. A catalog refuses a pipeline where nothing feeds them (`check_sockets`), as it refuses
+        one leaving a mandatory input unfed; run without its prompt, a chat model would fail over to the extractive
+        answer on every question."""
+        return frozenset({"messages"}) if self.generator == "openai" else frozenset()
 
     def warm_up(self) -> None:
         """Build the chat client of the chosen generator (no network call); idempotent."""

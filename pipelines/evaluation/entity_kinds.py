@@ -121,8 +121,17 @@ def _gold_documents(questions: Path, span: str) -> set[str]:
     first, _, last = span.partition("-")
     if not (first.isdigit() and last.isdigit() and int(first) <= int(last)):
         raise EvaluationInputError(f"questions= takes a range of question numbers such as 0-19, not {span!r}")
-    rows = load_jsonl(questions, ("id", "gold_doc_ids"))[int(first) : int(last) + 1]
-    return {str(document_id) for row in rows for document_id in row["gold_doc_ids"]}
+    rows = load_jsonl(questions, ("id", "gold_doc_ids"))
+    if int(last) >= len(rows):
+        raise EvaluationInputError(
+            f"questions={span} asks past the last question: {questions.name} holds {len(rows)} questions "
+            f"(0-{len(rows) - 1})"
+        )
+    chosen = rows[int(first) : int(last) + 1]
+    for row in chosen:
+        if not isinstance(row["gold_doc_ids"], list):
+            raise EvaluationInputError(f"{questions.name}: question {row['id']!r} gives gold_doc_ids that are no list")
+    return {str(document_id) for row in chosen for document_id in row["gold_doc_ids"]}
 
 
 def samples(

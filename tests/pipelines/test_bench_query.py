@@ -80,3 +80,12 @@ def test_the_answer_replay_reads_the_base_the_bench_builds_and_refuses_one_witho
     assert opened == catalogs == [bench.bench_collection(12)]
     assert "holds 7 chunks, not 12" in capsys.readouterr().err
     assert not out.exists()
+
+
+def test_the_answer_replay_says_which_file_it_cannot_read_without_a_stack_trace(monkeypatch, tmp_path, capsys):
+    written = tmp_path / "before.jsonl"
+    written.write_text('{"question": "Who founded Tarrowby?"}\n', encoding="utf-8")
+    missing = tmp_path / "after.jsonl"
+    monkeypatch.setattr("sys.argv", ["replay_bench_questions.py", "compare", str(written), str(missing)])
+    assert _replay_script().main() == 2
+    assert f"cannot read {missing}" in capsys.readouterr().err

@@ -270,6 +270,21 @@ class TestPipelineCatalog:
             PipelineCatalog(write(work_dir, data)).validate()
         assert "\n" not in str(error.value)
 
+    def test_a_chat_model_with_no_prompt_fed_fails_validation_and_the_extractive_one_needs_none(self, work_dir):
+        # The generator's `messages` is optional (the extractive answer reads no prompt), so a catalog whose chat
+        # model is given no prompt must be said to be wrong when it is built, not answer every question by the
+        # fallback with an error status.
+        data = answer_catalog()
+        answer = data["pipelines"]["answer"]["pipeline"]
+        answer["connections"] = [c for c in answer["connections"] if c["receiver"] != "generator.messages"]
+        PipelineCatalog(write(work_dir, data)).validate()
+        answer["components"]["generator"]["init_parameters"].update(
+            generator="openai", model="tarn-model", api_base_url="http://127.0.0.1:9/v1"
+        )
+        with pytest.raises(CatalogError, match="Pipeline 'answer' needs 'generator.messages'") as error:
+            PipelineCatalog(write(work_dir, data)).validate()
+        assert "\n" not in str(error.value)
+
     def test_unreadable_files_are_one_sentence(self, work_dir):
         with pytest.raises(CatalogError, match="does not exist; set PIPELINES_FILE"):
             PipelineCatalog(work_dir / "missing.yaml")

@@ -61,6 +61,14 @@ def test_a_question_set_s_corpus_is_cut_to_the_gold_documents_of_some_questions(
     assert [d.document_id for d in chosen_documents(f"{corpus}?questions=2-2")] == ["d4", "d5"]
     with pytest.raises(EvaluationInputError, match="range of question numbers"):
         chosen_documents(f"{corpus}?questions=first")
+    # A range past the last question is said to be one (it cut the corpus to fewer documents, or to none, which
+    # checked as a clean zero), and gold ids that are no list are named (they gave a stack trace).
+    for span in ("2-3", "5-9"):
+        with pytest.raises(EvaluationInputError, match="holds 3 questions"):
+            chosen_documents(f"{corpus}?questions={span}")
+    (tmp_path / "questions.jsonl").write_text(json.dumps({"id": "q0", "gold_doc_ids": None}) + "\n", encoding="utf-8")
+    with pytest.raises(EvaluationInputError, match="gold_doc_ids that are no list"):
+        chosen_documents(f"{corpus}?questions=0-0")
 
 
 def test_the_fit_predicts_each_corpus_by_a_model_of_the_others_and_weighs_corpora_alike(monkeypatch):
