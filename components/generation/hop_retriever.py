@@ -33,7 +33,7 @@ from typing import Any
 from haystack import Document, component, logging
 
 from components.contracts import SourceStatus, StatusKind
-from components.contracts.chunk import RankedDocuments, documents_of
+from components.contracts.chunk import RankedDocuments, documents_of, shown_metadata
 from components.contracts.selection import source_selected
 from components.generation.extractive_answer_generator import ExtractiveAnswerGenerator
 from components.graph.graph_search import GraphSearch
@@ -43,7 +43,7 @@ from components.redaction import cut
 from components.resilience.guard import BreakerPolicy, GuardedComponent
 from components.resilience.scheduling import alone_on_loop, async_twin
 from components.settings import setting_or
-from components.text.analyzer import SENTENCE_TERMS_KEY, terms
+from components.text.analyzer import terms
 from components.validation import within
 
 logger = logging.getLogger(__name__)
@@ -240,8 +240,7 @@ def _terms_of(document: Document) -> frozenset[str]:
 
 def _from_hop(document: Document, position: int, question: str, bridge: str) -> Document:
     """A chunk found for a hop, its attribution kept, with the hop it was found for."""
-    meta = dict(document.meta or {})
-    meta.pop(SENTENCE_TERMS_KEY, None)  # the ranker's alone, as for the ranked chunks: the answer does not carry it on
+    meta = shown_metadata(document.meta)  # what only the ranker reads is not carried on, as for the ranked chunks
     meta["hop"] = {"question": question, "bridge": bridge}
     meta["ranks"] = {**dict(meta.get("ranks") or {}), HOP_RANK: position}
     return replace(document, meta=meta)
