@@ -682,13 +682,6 @@ def candidate_eligibility(doc: Any, candidates: Sequence[Candidate], context: Qu
     return asked_form(_SentenceReading(doc), candidates, context)
 
 
-def eligible_candidates(
-    sentence: str, part: QuestionPart, question_terms: frozenset[str], candidates: Sequence[Candidate]
-) -> list[bool]:
-    """`asked_form` of the sentence's candidates (`scored_candidates`) for the part."""
-    return asked_form(_reading(sentence), candidates, question_context(part, question_terms))
-
-
 class SpanModelError(ValueError):
     """A span model file that cannot be used; the message says why."""
 
