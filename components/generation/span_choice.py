@@ -682,13 +682,6 @@ def candidate_eligibility(doc: Any, candidates: Sequence[Candidate], context: Qu
     return asked_form(_SentenceReading(doc), candidates, context)
 
 
-def eligible_candidates(
-    sentence: str, part: QuestionPart, question_terms: frozenset[str], candidates: Sequence[Candidate]
-) -> list[bool]:
-    """`asked_form` of the sentence's candidates (`scored_candidates`) for the part."""
-    return asked_form(_reading(sentence), candidates, question_context(part, question_terms))
-
-
 class SpanModelError(ValueError):
     """A span model file that cannot be used; the message says why."""
 
@@ -889,12 +882,14 @@ def _calibrated(standard: Any, weights: Any, shared: Any, right: Any) -> tuple[A
 
 def scored_candidates(
     sentence: str, part: QuestionPart, question_terms: frozenset[str], rule_span: str, rule_way: str
-) -> tuple[list[Candidate], list[dict[str, float]]]:
-    """The candidates of one sentence for one part, with their features (the sentence's reading is cached)."""
+) -> tuple[list[Candidate], list[dict[str, float]], list[bool]]:
+    """The candidates of one sentence for one part, with their features and whether the question's form lets each
+    answer (`asked_form`); the sentence's reading is cached and the part's context read once for both."""
     reading = _reading(sentence)
     candidates = reading.candidates(rule_span)
     context = question_context(part, question_terms)
-    return candidates, _features(reading, candidates, context, rule_span, rule_way)
+    rows = _features(reading, candidates, context, rule_span, rule_way)
+    return candidates, rows, asked_form(reading, candidates, context)
 
 
 def rated_candidates(
@@ -907,10 +902,9 @@ def rated_candidates(
 ) -> list[RatedCandidate]:
     """The sentence's candidates with the model's probability and rank score, the eligible ones under the question's
     form (`asked_form`) first, each best ranked first (the shorter first on a tie)."""
-    candidates, rows = scored_candidates(sentence, part, question_terms, rule_span, rule_way)
+    candidates, rows, eligible = scored_candidates(sentence, part, question_terms, rule_span, rule_way)
     probabilities = model.probabilities(rows)
     ranks = [None] * len(rows) if model.rank is None else model.rank.probabilities(rows)
-    eligible = eligible_candidates(sentence, part, question_terms, candidates)
     rated = [RatedCandidate(*item) for item in zip(probabilities, candidates, ranks, eligible, strict=True)]
     return sorted(rated, key=lambda item: (not item.eligible, -item.order, len(item.candidate.text)))
 

@@ -36,7 +36,7 @@ from typing import Any
 
 from components.generation.extractive_answer_generator import ExtractiveAnswerGenerator
 from components.generation.question_analysis import QuestionPart
-from components.generation.span_choice import FEATURES, OBJECTIVES, eligible_candidates, fit, scored_candidates
+from components.generation.span_choice import FEATURES, OBJECTIVES, fit, scored_candidates
 from components.model_files import read_json_object
 from pipelines.evaluation import metrics
 from pipelines.evaluation.answer_replay import fit_provenance, replay_sets
@@ -106,12 +106,13 @@ def _candidates_of(context: Mapping[str, Any]) -> tuple[list[Any], list[dict[str
     """A logged part's candidates, their features and whether the question's form lets each answer."""
     part = dict(context["part"])
     part["labels"], part["terms"] = tuple(part.get("labels") or ()), tuple(part.get("terms") or ())
-    question_part, question_terms = QuestionPart(**part), frozenset(context["question_terms"])
-    sentence = context["sentence"]
-    candidates, rows = scored_candidates(
-        sentence, question_part, question_terms, context["rule_span"], context["rule_way"]
+    return scored_candidates(
+        context["sentence"],
+        QuestionPart(**part),
+        frozenset(context["question_terms"]),
+        context["rule_span"],
+        context["rule_way"],
     )
-    return candidates, rows, eligible_candidates(sentence, question_part, question_terms, candidates)
 
 
 def labelled_candidates(contexts: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -23,13 +23,13 @@ from components.generation.span_choice import (
     candidate_eligibility,
     candidate_features,
     choose_span,
-    eligible_candidates,
     fit,
     pronoun_antecedent,
     pronoun_doer,
     question_context,
     rate_span,
     rated_candidates,
+    scored_candidates,
     span_candidates,
     switch_span,
 )
@@ -520,8 +520,7 @@ def test_a_candidate_that_breaks_the_questions_form_is_not_picked(check: str, mo
 def test_a_form_check_leaves_the_candidates_when_none_keeps_it_or_the_question_asks_a_value() -> None:
     def eligible(question: str, sentence: str) -> dict[str, bool]:
         analysis = analyze_question(question)
-        candidates = span_candidates(parse(sentence))
-        flags = eligible_candidates(sentence, analysis.parts[0], analysis.question_terms, candidates)
+        candidates, _, flags = scored_candidates(sentence, analysis.parts[0], analysis.question_terms, "", "")
         return {candidate.text: flag for candidate, flag in zip(candidates, flags, strict=True)}
 
     # No number in the sentence counts bridges: every candidate stays.
