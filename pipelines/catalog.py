@@ -51,6 +51,8 @@ from pipelines.heap import after_close, after_warm_up
 from pipelines.research_result import ResearchResult
 from pipelines.selection_pipelines import (
     SelectionCache,
+    idle,
+    idle_stages,
     selection_branches,
     unread_senders,
     unselected,
@@ -193,6 +195,7 @@ class _Entry:
     pipeline: Pipeline | None = None
     branches: dict[str, str] | None = None  # component -> source: what a selection of sources chooses among
     unread: frozenset[str] | None = None  # what feeds only inputs nothing reads: left out of every selection's run
+    idle: dict[str, dict[str, str]] | None = None  # stages a question may leave nothing to do (`idle_stages`)
 
 
 @dataclass(frozen=True)
@@ -633,18 +636,20 @@ class PipelineCatalog:
     # -- the pipeline of a selection of sources -----------------------------------------------------------------
 
     def _selection_key(self, name: str, inputs: dict[str, Any]) -> tuple[str, frozenset[str]] | None:
-        """(pipeline, the branches `inputs`' sources leave out and what feeds only inputs nothing reads), or None when
-        the whole pipeline runs. What feeds only unread inputs (`unread_senders`) goes where a selection leaves a source
-        out anyway; with every source asked the whole pipeline runs as it is, so a catalog builds no second pipeline
-        for it (nor reads its settings again at question time)."""
+        """(pipeline, the branches `inputs`' sources leave out, what feeds only inputs nothing reads and the stages
+        `inputs` leave nothing to do), or None when the whole pipeline runs. What feeds only unread inputs
+        (`unread_senders`) and the idle stages (`idle_stages`: the memory writer without a session) go where a
+        selection leaves a source out anyway; with every source asked the whole pipeline runs as it is, so a catalog
+        builds no second pipeline for it (nor reads its settings again at question time)."""
         entry = self._entries[name]
-        if entry.branches is None or entry.unread is None:
+        if entry.branches is None or entry.unread is None or entry.idle is None:
             spec, whole = self._specs[name], self.get(name)
-            entry.unread = unread_senders(spec.outputs, spec.pipeline, whole)
+            entry.unread = unread_senders(spec.inputs, spec.outputs, spec.pipeline, whole)
+            entry.idle = idle_stages(spec.inputs, spec.outputs, spec.pipeline, whole)
             entry.branches = selection_branches(spec.inputs, whole)
         removed = unselected(entry.branches, inputs.get("sources"))
         if removed:
-            removed |= entry.unread
+            removed |= entry.unread | idle(entry.idle, self.get(name), inputs)
         return (name, removed) if removed else None
 
     def _build_selection(self, key: tuple[str, frozenset[str]] | None) -> _Selection | None:

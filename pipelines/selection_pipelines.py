@@ -20,7 +20,10 @@ another component reads) runs whole.
 
 What feeds only inputs their receivers never read (`unread_senders`: the prompt builder, when the generator answers
 extractively and reads no prompt) is left out of a selection's pipeline the same way: about 0.7 ms a research
-question (its rendering, the copies of its chunks and a scheduling pass), the answers the same.
+question (its rendering, the copies of its chunks and a scheduling pass), the answers the same. So is what feeds only
+inputs their receivers make themselves the same way (the question analyzer, whose analysis the generator makes from
+the same question), and a stage the question leaves nothing to do (`idle_stages`: the memory writer of a question
+without a session), each a stage's input copies, span and scheduling passes.
 
 Usage (the catalog's):
 ```python
@@ -60,27 +63,89 @@ def selection_branches(inputs: dict[str, list[str]], pipeline: Any) -> dict[str,
     return branches
 
 
-def unread_senders(outputs: dict[str, str], pipeline_dict: dict[str, Any], pipeline: Any) -> frozenset[str]:
-    """The components of a built pipeline whose every connection ends in an input its receiver says it never reads
-    (`unread_inputs()`, such as an extractive generator's prompt) and none of whose outputs is one of the named
-    `outputs`: a run leaves them out as a selection leaves out a source's branch (`without_branches`), and the
-    receiver takes the input's default. Nothing without such a receiver."""
+def unread_senders(
+    inputs: dict[str, list[str]], outputs: dict[str, str], pipeline_dict: dict[str, Any], pipeline: Any
+) -> frozenset[str]:
+    """The components of a built pipeline a selection's run leaves out because nothing needs what they send: each
+    connection of theirs ends in an input its receiver never reads (`unread_inputs()`, such as an extractive
+    generator's prompt), in one the receiver makes itself (`made_inputs()`: input -> (the input it is made from, the
+    class whose output it then equals), such as the generator's question analysis) from an input the same named input
+    feeds the sender, or in a component left out for either reason; and none of their outputs is one of the named
+    `outputs`. A run leaves them out as a selection leaves out a source's branch (`without_branches`), and the receiver
+    takes the input's default. Nothing without such a receiver."""
     unread: dict[str, frozenset[str]] = {}
+    made: dict[str, dict[str, tuple[str, type]]] = {}
+    kinds: dict[str, type] = {}
     for name, component in pipeline.walk():
+        kinds[name] = type(component)
         reads = getattr(component, "unread_inputs", None)
         if callable(reads):
             unread[name] = frozenset(reads())
-    if not any(unread.values()):
+        makes = getattr(component, "made_inputs", None)
+        if callable(makes):
+            made[name] = dict(makes())
+    if not any(unread.values()) and not any(made.values()):
         return frozenset()
     named = {source.split(".")[0] for source in outputs.values()}
+    fed_by = {target: input_name for input_name, targets in inputs.items() for target in targets}
+
+    def spared(sender: str, receiver: str, socket: str) -> bool:
+        if socket in unread.get(receiver, frozenset()):
+            return True
+        source, maker = made.get(receiver, {}).get(socket, ("", type(None)))
+        given = fed_by.get(f"{receiver}.{source}")
+        return (
+            given is not None
+            and fed_by.get(f"{sender}.{source}") == given
+            and issubclass(kinds.get(sender, object), maker)
+        )
+
     ends: dict[str, list[tuple[str, str]]] = {}
     for connection in pipeline_dict.get("connections") or []:
         sender, _, receiver, socket = _ends(connection)
         ends.setdefault(sender, []).append((receiver, socket))
+    left_out: set[str] = set()
+    while True:  # what feeds only the components left out goes too
+        more = {
+            sender
+            for sender, receivers in ends.items()
+            if sender not in left_out
+            and sender not in named
+            and all(receiver in left_out or spared(sender, receiver, socket) for receiver, socket in receivers)
+        }
+        if not more:
+            return frozenset(left_out)
+        left_out |= more
+
+
+def idle_stages(
+    inputs: dict[str, list[str]], outputs: dict[str, str], pipeline_dict: dict[str, Any], pipeline: Any
+) -> dict[str, dict[str, str]]:
+    """The components of a built pipeline that may do nothing for a question, as component -> {socket: the named
+    input feeding it}: those that say when (`idle_for(values)`), send nothing to another component and have no named
+    output (such as the memory writer, which remembers only questions given a session). `idle(...)` asks them."""
+    senders = {_ends(connection)[0] for connection in pipeline_dict.get("connections") or []}
+    named = {source.split(".")[0] for source in outputs.values()}
+    stages: dict[str, dict[str, str]] = {}
+    for name, component in pipeline.walk():
+        if callable(getattr(component, "idle_for", None)) and name not in senders and name not in named:
+            stages[name] = {
+                target.split(".")[1]: input_name
+                for input_name, targets in inputs.items()
+                for target in targets
+                if target.split(".")[0] == name
+            }
+    return stages
+
+
+def idle(stages: dict[str, dict[str, str]], pipeline: Any, values: dict[str, Any]) -> frozenset[str]:
+    """The `stages` (`idle_stages`) of `pipeline` that a run with the named inputs' `values` leaves nothing to do:
+    each is asked with the values of the sockets named inputs feed it (None where the run gives none; a socket another
+    component feeds is not among them)."""
     return frozenset(
-        sender
-        for sender, receivers in ends.items()
-        if sender not in named and all(socket in unread.get(receiver, frozenset()) for receiver, socket in receivers)
+        name
+        for name, sockets in stages.items()
+        if pipeline.get_component(name).idle_for({socket: values.get(given) for socket, given in sockets.items()})
     )
 
 

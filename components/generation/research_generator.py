@@ -15,6 +15,7 @@ from components.contracts import RankedDocuments, SourceStatus, StatusKind, docu
 from components.generation.cited_answer_builder import CITATION_MARK
 from components.generation.extractive_answer_generator import ABSTENTION_PREFIX, ExtractiveAnswerGenerator
 from components.generation.question_analysis import QuestionAnalysis
+from components.generation.question_analyzer import QuestionAnalyzer
 from components.resilience import ResiliencePolicy, SourceGuard, SourceResult
 from components.resilience.budget import question_deadline
 from components.resilience.guard import BreakerPolicy, GuardedComponent
@@ -140,6 +141,15 @@ class ResearchGenerator(GuardedComponent):
         what feeds only such inputs (the prompt builder: about 0.7 ms a question of rendering, copies and scheduling;
         `unread_senders`); a run with every source keeps it."""
         return frozenset({"messages"}) - self.needed_inputs()
+
+    def made_inputs(self) -> dict[str, tuple[str, type]]:
+        """The optional inputs this generator's runs make themselves when not given, each with the input it is made
+        from and the component whose output it then equals: the question's `analysis`, which the extractive answer
+        (the chat model's fallback too) makes from `query` as the `QuestionAnalyzer` does (`analyze_question`, cached
+        per process). A catalog leaves out of a selection's runs a question analyzer fed the same question whose
+        every other reader is left out too (`unread_senders`: the prompt builder of an extractive generator): its
+        stage, copies and scheduling pass for a value made the same way."""
+        return {"analysis": ("query", QuestionAnalyzer)}
 
     def needed_inputs(self) -> frozenset[str]:
         """The optional inputs this generator's runs need fed all the same: the prompt (`messages`) of a chat model,

@@ -85,6 +85,12 @@ class MemoryWriter(MemoryComponent):
         store.add(interaction, embedding)
         return SourceResult(total_found=1)
 
+    def idle_for(self, inputs: dict[str, Any]) -> bool:
+        """Whether a run given `inputs` (the values of the sockets a pipeline's named inputs feed; a socket fed by
+        another component is not among them) only says it remembers nothing: a writer that requires a session, given
+        none. A catalog leaves such a writer out of a selection's run (`idle_stages`)."""
+        return self.require_session and "session_id" in inputs and not str(inputs["session_id"] or "").strip()
+
     @component.output_types(status=SourceStatus, interaction_id=str)
     def run(
         self,

@@ -10,7 +10,7 @@ from haystack.components.joiners import DocumentJoiner
 from components.contracts import StatusKind
 from components.ranking.joiner import LoopDocumentJoiner
 from pipelines.catalog import PipelineCatalog
-from pipelines.selection_pipelines import SelectionCache, unread_senders, without_branches
+from pipelines.selection_pipelines import SelectionCache, idle, idle_stages, unread_senders, without_branches
 from tests.pipelines.knowledge import catalog_yaml_for, fill_collection, fresh_collection_name
 
 JOINER = "components.ranking.joiner.LoopDocumentJoiner"
@@ -108,21 +108,99 @@ class TestUnreadSenders:
     def test_what_feeds_only_an_input_its_receiver_never_reads_is_left_out(self):
         outputs, pipeline = self._prompted()
         built = _Built(ranker=object(), prompt=object(), writer=_Reader(frozenset({"messages"})))
-        assert unread_senders(outputs, pipeline, built) == frozenset({"prompt"})
         inputs = {"question": ["ranker.query", "prompt.query", "writer.query"]}
-        pruned = without_branches(inputs, pipeline, unread_senders(outputs, pipeline, built))
+        assert unread_senders(inputs, outputs, pipeline, built) == frozenset({"prompt"})
+        pruned = without_branches(inputs, pipeline, unread_senders(inputs, outputs, pipeline, built))
         assert pruned is not None and "prompt" not in pruned.pipeline["components"]
         assert pruned.inputs["question"] == ["ranker.query", "writer.query"]
         assert {"sender": "ranker.ranked", "receiver": "writer.documents"} in pruned.pipeline["connections"]
 
     def test_a_reader_of_the_input_a_named_output_or_another_receiver_keeps_the_sender(self):
         outputs, pipeline = self._prompted()
-        assert unread_senders(outputs, pipeline, _Built(writer=_Reader(frozenset()))) == frozenset()
-        assert unread_senders(outputs, pipeline, _Built(writer=object())) == frozenset()
+        inputs = {"question": ["ranker.query", "prompt.query", "writer.query"]}
+        assert unread_senders(inputs, outputs, pipeline, _Built(writer=_Reader(frozenset()))) == frozenset()
+        assert unread_senders(inputs, outputs, pipeline, _Built(writer=object())) == frozenset()
         unread = _Built(writer=_Reader(frozenset({"messages"})))
-        assert unread_senders({**outputs, "prompt": "prompt.prompt"}, pipeline, unread) == frozenset()
+        assert unread_senders(inputs, {**outputs, "prompt": "prompt.prompt"}, pipeline, unread) == frozenset()
         pipeline["connections"].append({"sender": "prompt.prompt", "receiver": "logger.lines"})
-        assert unread_senders(outputs, pipeline, unread) == frozenset()
+        assert unread_senders(inputs, outputs, pipeline, unread) == frozenset()
+
+
+class _Analyzer:
+    """Stands for the stage whose output a reader makes the same way itself."""
+
+
+class _Maker(_Reader):
+    def made_inputs(self) -> dict[str, tuple[str, type]]:
+        return {"analysis": ("query", _Analyzer)}
+
+
+class TestMadeInputs:
+    def _analysed(self) -> tuple[dict, dict, dict]:
+        connections = [
+            {"sender": "ranker.documents", "receiver": "prompt.documents"},
+            {"sender": "analyzer.guidance", "receiver": "prompt.guidance"},
+            {"sender": "prompt.prompt", "receiver": "writer.messages"},
+            {"sender": "analyzer.analysis", "receiver": "writer.analysis"},
+            {"sender": "ranker.ranked", "receiver": "writer.documents"},
+        ]
+        inputs = {"question": ["ranker.query", "analyzer.query", "prompt.query", "writer.query"]}
+        return inputs, {"answer": "writer.replies"}, {"components": {}, "connections": connections}
+
+    def test_a_stage_whose_every_reader_makes_its_value_or_is_left_out_is_left_out(self):
+        inputs, outputs, pipeline = self._analysed()
+        built = _Built(ranker=object(), analyzer=_Analyzer(), prompt=object(), writer=_Maker(frozenset({"messages"})))
+        assert unread_senders(inputs, outputs, pipeline, built) == frozenset({"prompt", "analyzer"})
+        pruned = without_branches(inputs, pipeline, unread_senders(inputs, outputs, pipeline, built))
+        assert pruned is not None and not {"prompt", "analyzer"} & set(pruned.pipeline["components"])
+        assert pruned.inputs["question"] == ["ranker.query", "writer.query"]
+
+    def test_a_read_prompt_another_question_or_another_kind_of_stage_keeps_the_analyzer(self):
+        inputs, outputs, pipeline = self._analysed()
+        reading = _Built(analyzer=_Analyzer(), writer=_Maker(frozenset()))
+        assert unread_senders(inputs, outputs, pipeline, reading) == frozenset()
+        other = _Built(analyzer=object(), writer=_Maker(frozenset({"messages"})))
+        assert unread_senders(inputs, outputs, pipeline, other) == frozenset({"prompt"})
+        built = _Built(analyzer=_Analyzer(), writer=_Maker(frozenset({"messages"})))
+        rewritten = {
+            **inputs,
+            "question": ["ranker.query", "prompt.query", "writer.query"],
+            "asked": ["analyzer.query"],
+        }
+        assert unread_senders(rewritten, outputs, pipeline, built) == frozenset({"prompt"})
+        assert unread_senders(inputs, {**outputs, "analysis": "analyzer.analysis"}, pipeline, built) == {"prompt"}
+
+
+class _Idle:
+    def __init__(self) -> None:
+        self.asked: list[dict] = []
+
+    def idle_for(self, values: dict) -> bool:
+        self.asked.append(values)
+        return not values.get("session_id")
+
+
+class _BuiltByName(_Built):
+    def get_component(self, name: str):
+        return self.components[name]
+
+
+class TestIdleStages:
+    def test_a_stage_the_question_leaves_nothing_to_do_is_named_with_the_inputs_that_feed_it(self):
+        inputs = {"question": ["ranker.query", "memo.query", "note.query"], "session_id": ["memo.session_id"]}
+        connections = [
+            {"sender": "ranker.ranked", "receiver": "memo.documents"},
+            {"sender": "ranker.ranked", "receiver": "note.documents"},
+            {"sender": "note.status", "receiver": "statuses.statuses"},
+        ]
+        memo, note = _Idle(), _Idle()
+        built = _BuiltByName(ranker=object(), memo=memo, note=note, shown=_Idle())
+        stages = idle_stages(inputs, {"shown": "shown.status"}, {"connections": connections}, built)
+        # `note` sends its status on and `shown` is a named output: only `memo` may be left out.
+        assert stages == {"memo": {"query": "question", "session_id": "session_id"}}
+        assert idle(stages, built, {"question": "Who?"}) == frozenset({"memo"})
+        assert memo.asked == [{"query": "Who?", "session_id": None}]
+        assert idle(stages, built, {"question": "Who?", "session_id": "s1"}) == frozenset()
 
 
 class TestAbsentLists:
@@ -269,7 +347,8 @@ class TestResearchForASelection:
     ):
         catalog.research(QUESTIONS[0], sources=KB)
         kept = len(catalog._selections)
-        key = ("research", frozenset({"graph", "web", "arxiv", "memory", "prompt_builder"}))
+        left_out = {"prompt_builder", "question_analyzer", "memory_writer"}  # unread, made by the generator, idle
+        key = ("research", frozenset({"graph", "web", "arxiv", "memory", *left_out}))
         assert catalog._selection_key("research", {"sources": KB}) == key
         with catalog._selections.lease(key) as first:
             catalog.research(QUESTIONS[1], sources=["KB "])
@@ -278,7 +357,10 @@ class TestResearchForASelection:
         assert len(catalog._selections) == kept
         # The extractive generator reads no prompt: a selection's pipeline runs without the prompt builder.
         answered = catalog.research(QUESTIONS[1], sources=KB)
-        assert "prompt_builder" not in answered.timings and "generator" in answered.timings
+        assert not left_out & set(answered.timings) and "generator" in answered.timings
+        # Given a session, the memory writer has something to do: that selection keeps it.
+        remembered = catalog._selection_key("research", {"sources": KB, "session_id": "s1"})
+        assert remembered == ("research", key[1] - {"memory_writer"})
         everything = catalog.research(QUESTIONS[0], sources=["all"])
         assert {"kb_dense", "graph", "web", "arxiv", "memory", "prompt_builder"} <= set(everything.timings)
         assert catalog._selection_key("research", {"sources": ["all"]}) is None

@@ -6,6 +6,7 @@ from haystack.dataclasses import ChatMessage, StreamingChunk
 from components.contracts import RankedDocuments, StatusKind
 from components.generation import ResearchGenerator
 from components.generation.extractive_answer_generator import NO_SOURCES_ANSWER
+from components.generation.question_analyzer import QuestionAnalyzer
 from tests.components.ranking.chunks import kb_document
 from tests.contract_servers.chat import chat_server, chat_server_session  # noqa: F401 - fixtures
 
@@ -83,6 +84,15 @@ class TestResearchGenerator:
         prompted = generator.run(messages=PROMPT, documents=DOCUMENTS, query=QUESTION)
         bare = generator.run(documents=DOCUMENTS, query=QUESTION)
         assert bare["replies"] == prompted["replies"] and bare["parts"] == prompted["parts"]
+
+    def test_the_generator_makes_the_question_analysis_the_analyzer_would_give_it(self, settings):
+        generator = ResearchGenerator(confidence_threshold=0.0)
+        source, maker = generator.made_inputs()["analysis"]
+        assert source == "query" and maker is QuestionAnalyzer  # a catalog may leave the analyzer out
+        analysis = QuestionAnalyzer().run(query=QUESTION)["analysis"]
+        given = generator.run(documents=DOCUMENTS, query=QUESTION, analysis=analysis)
+        made = generator.run(documents=DOCUMENTS, query=QUESTION)
+        assert made["replies"] == given["replies"] and made["parts"] == given["parts"]
 
     def test_a_chat_model_reads_its_prompt_and_without_one_falls_back(self, server):
         generator = _chat(server.base_url_v1)

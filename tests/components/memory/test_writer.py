@@ -37,6 +37,15 @@ class TestMemoryWriter:
         result = writer.run(query="Who?", answer="Globex.")
         assert result["status"].status is StatusKind.SKIPPED and "no session_id" in result["status"].message
 
+    def test_a_writer_requiring_a_session_says_it_is_idle_only_for_a_question_given_none(self) -> None:
+        writer = MemoryWriter(require_session=True)
+        assert writer.idle_for({"query": "Who?", "session_id": None}) is True
+        assert writer.idle_for({"query": "Who?", "session_id": "  "}) is True
+        assert writer.idle_for({"query": "Who?", "session_id": "s1"}) is False
+        # A session fed by another component is known only at run time: never idle.
+        assert writer.idle_for({"query": "Who?"}) is False
+        assert MemoryWriter().idle_for({"session_id": None}) is False
+
     def test_an_answer_citing_nothing_is_not_remembered(self) -> None:
         result = MemoryWriter().run(query="Who?", answer="No source answered.", documents=[], session_id="s")
         assert result["status"].status is StatusKind.SKIPPED and "cites no evidence" in result["status"].message
