@@ -68,7 +68,7 @@ from components.text.pronouns import PERSON_PRONOUNS, PLURAL_PRONOUNS, THING_PRO
 logger = logging.getLogger(__name__)
 
 # Bump when the extractor's output changes: documents stamped with an older version are re-extracted.
-EXTRACTOR_VERSION = "spacy-61"
+EXTRACTOR_VERSION = "spacy-62"
 # The suffix of the stamp of a graph whose kinds were read without the embeddings (the model failed): not current.
 WITHOUT_EMBEDDINGS = "+without-embeddings"
 # Name vectors kept across documents (names repeat across a corpus): 4,096 names of 384 floats are 6 MB.
@@ -342,6 +342,22 @@ def _fragment(span: Any) -> bool:
     joined_after = len(after) == 2 and (after[0].isalnum() or (after[0] in "-./" and after[1].isalnum()))
     joined_before = len(before) == 2 and (before[1].isalnum() or (before[1] in "-/" and before[0].isalnum()))
     return joined_after or joined_before
+
+
+_ROMAN = re.compile(r"^(?=[IVXLC]{2,}$)(X[CL]|L?X{0,3})(I[XV]|V?I{0,3})$")  # "II" to "LXXXIX" (one letter: a letter)
+
+
+def _sequence_label(name: str) -> bool:
+    """True for a capitalised word followed only by one capital letter or a Roman numeral ("Series B", "Phase II"):
+    the form that labels one of a sequence of stages, rounds or versions."""
+    words = name.split()
+    return (
+        len(words) == 2
+        and len(words[0]) > 1
+        and words[0].isalpha()
+        and words[0].istitle()
+        and bool(re.fullmatch(r"[A-Z]", words[1]) or _ROMAN.match(words[1]))
+    )
 
 
 def _title_word(token: Any) -> bool:
@@ -2002,6 +2018,44 @@ class LanguageExtractor(GraphExtractor):
             if token.is_title and token.i > _first_word(sentence.span)
         }
         junk = [key for key, entity in entities.items() if _a_measure(entity.names)]
+        for key, entity in entities.items():
+            written = [name for name in entity.names if entity.names[name]]
+            unlabelled = set(entity.evidence.labels) == {""}
+            # A sequence's label ("a Series B", "Phase II") is no name unless the recogniser reads one in it ("the
+            # Model S", "Henry VIII").
+            if unlabelled and written and all(_sequence_label(name) for name in written):
+                junk.append(key)
+            # A one-word name written only in lower case that is nowhere a subject ("with the fetch time as metadata"):
+            # a common word the recogniser labelled; a brand written in lower case is the subject of its verbs
+            # ("vexbase was released in 2021").
+            subject = any(role[:2] in ("s:", "p:") for role in entity.evidence.roles)
+            lower_case = bool(written) and all(
+                len(name.split()) == 1 and name == name.lower() and re.search(r"[a-z]", name) for name in written
+            )
+            if lower_case and not subject and key not in junk:
+                junk.append(key)
+        # Lower-case names: a word written in lower case that is the bare subject of a verb ("vexbase was released").
+        lower_names = {
+            token.text
+            for sentence in sentences
+            for token in sentence.span
+            if token.is_lower
+            and token.is_alpha
+            and token.dep_ in ("nsubj", "nsubjpass")
+            and token.tag_ in ("NN", "NNP")
+            and not any(child.dep_ in ("det", "poss", "amod", "compound", "nummod") for child in token.children)
+        }
+        after_lower: dict[str, list[bool]] = {}
+        for sentence, row in zip(sentences, raw, strict=True):
+            for mention in row:
+                doc = mention.root.doc
+                before = doc[mention.start - 1] if mention.start > sentence.span.start else None
+                after_lower.setdefault(mention.key, []).append(before is not None and before.text in lower_names)
+        for key, entity in entities.items():
+            written = [name for name in entity.names if entity.names[name]]
+            one = bool(written) and all(len(name.split()) == 1 and name[:1].isupper() for name in written)
+            if one and after_lower.get(key) and all(after_lower[key]) and key not in junk:
+                junk.append(key)
         for key, entity in entities.items():
             written = [name for name in entity.names if entity.names[name]]
             single = bool(written) and all(len(name.split()) == 1 and name.istitle() for name in written)
