@@ -2034,28 +2034,6 @@ class LanguageExtractor(GraphExtractor):
             )
             if lower_case and not subject and key not in junk:
                 junk.append(key)
-        # Lower-case names: a word written in lower case that is the bare subject of a verb ("vexbase was released").
-        lower_names = {
-            token.text
-            for sentence in sentences
-            for token in sentence.span
-            if token.is_lower
-            and token.is_alpha
-            and token.dep_ in ("nsubj", "nsubjpass")
-            and token.tag_ in ("NN", "NNP")
-            and not any(child.dep_ in ("det", "poss", "amod", "compound", "nummod") for child in token.children)
-        }
-        after_lower: dict[str, list[bool]] = {}
-        for sentence, row in zip(sentences, raw, strict=True):
-            for mention in row:
-                doc = mention.root.doc
-                before = doc[mention.start - 1] if mention.start > sentence.span.start else None
-                after_lower.setdefault(mention.key, []).append(before is not None and before.text in lower_names)
-        for key, entity in entities.items():
-            written = [name for name in entity.names if entity.names[name]]
-            one = bool(written) and all(len(name.split()) == 1 and name[:1].isupper() for name in written)
-            if one and after_lower.get(key) and all(after_lower[key]) and key not in junk:
-                junk.append(key)
         for key, entity in entities.items():
             written = [name for name in entity.names if entity.names[name]]
             single = bool(written) and all(len(name.split()) == 1 and name.istitle() for name in written)

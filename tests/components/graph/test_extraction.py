@@ -1263,15 +1263,3 @@ def test_a_lower_case_word_is_a_name_only_as_a_subject():
     keys = {entity.key for entity in graph.entities}
     assert "metadata" not in keys, keys
     assert "tarnql" in keys, keys
-
-
-def test_a_capitalised_word_after_a_lower_case_name_is_no_name_of_its_own():
-    # "tarnql Cloud": the recogniser reads no name in a brand written in lower case and labels only the word after
-    # it, which is a piece of the longer name. The text writes the brand as the bare subject of a verb elsewhere.
-    graph = extract(
-        "tarnql was founded in 2018 in Oslo. In 2021 the company launched a managed service, tarnql Cloud, for "
-        "larger teams."
-    )
-    keys = {entity.key for entity in graph.entities}
-    assert "oslo" in keys
-    assert "cloud" not in keys, keys
