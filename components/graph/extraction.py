@@ -68,7 +68,7 @@ from components.text.pronouns import PERSON_PRONOUNS, PLURAL_PRONOUNS, THING_PRO
 logger = logging.getLogger(__name__)
 
 # Bump when the extractor's output changes: documents stamped with an older version are re-extracted.
-EXTRACTOR_VERSION = "spacy-62"
+EXTRACTOR_VERSION = "spacy-63"
 # The suffix of the stamp of a graph whose kinds were read without the embeddings (the model failed): not current.
 WITHOUT_EMBEDDINGS = "+without-embeddings"
 # Name vectors kept across documents (names repeat across a corpus): 4,096 names of 384 floats are 6 MB.
@@ -524,6 +524,11 @@ def _headline_cut(span: Any, known: set[str]) -> Any | None:
     while end > start and common(doc[end - 1]):
         end -= 1
     return doc[start:end] if end > start else None
+
+
+def _line_key(text: str) -> str:
+    """A line as a heading and its section's title compare: without Markdown marks, case and spacing."""
+    return " ".join(text.lstrip("#> ").lower().split())
 
 
 def _sections(sentences: list[Sentence], chunks: list[Any]) -> list[Any]:
@@ -1380,7 +1385,8 @@ class LanguageExtractor(GraphExtractor):
         facts: list[Fact] = []
         recent: list[str] = []  # entity keys, most recently named last
         focus: list[str] = []  # the previous sentence's subjects
-        dated, frames = self._dates(sentences, anchor, _sections(sentences, chunks))
+        sections = _sections(sentences, chunks)
+        dated, frames = self._dates(sentences, anchor, sections)
         events: list[tuple[set[str], list[str]]] = []  # each earlier sentence's nouns and verbs, and its participants
         named_count = Counter(m.key for row in mentions for m in row)  # how often the document names each entity
         descriptions = _descriptions(sentences)  # the nouns it refers with ("the store")
@@ -1424,7 +1430,17 @@ class LanguageExtractor(GraphExtractor):
             groups: dict[tuple[Any, ...], list[str]] = {}
             described: dict[tuple[Any, ...], dict[str, dict[str, float]]] = {}  # each event's participants' features
             habits: list[str] = []  # participants in an undated habit or description (see below)
+            # In a document whose format marks its headings (ingestion found sections: Markdown, HTML), its title or a
+            # section's heading that is a noun phrase (no finite verb, not headed by a verb: "Vellner: a life in
+            # music") names its subject and says what it is, in no event of that day. A plain text's first line is
+            # often a news headline whose verb the parse misses ("Norvik exercises options"): it still tells one.
+            heading = (headline and any(sections)) or _line_key(sections[index] or "") == _line_key(sentence.text)
+            finite = any("Fin" in t.morph.get("VerbForm") for t in sentence.span)
+            titled = heading and not finite and sentence.span.root.pos_ not in ("VERB", "AUX")
             for key, (role, token) in linked.items():
+                if titled:
+                    habits.append(key)
+                    continue
                 # An event noun referring back ("the landing was a milestone") tells of the event, not a state.
                 state = role != "event" and _is_state(token)
                 # A name premodifying a noun is no argument of the clause; a headline's compressed grammar keeps it.

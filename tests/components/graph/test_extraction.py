@@ -120,8 +120,9 @@ class TestLanguageExtractor:
         # figures as designations ("Ostby City 12"); `spacy-60` read a definite description that names its own
         # referent ("the Talmont mobile device", "the 16GB version") as referring back to the last thing of its kind;
         # `spacy-61` kept a sequence's label ("a Series B", "Phase II") and a lower-case common word the recogniser
-        # labelled ("as metadata") as entities.
-        old = [f"spacy/spacy-{n}" for n in range(61, 16, -1)] + [f"spacy/spacy-{n}" for n in (15, 14, 11, 10)]
+        # labelled ("as metadata") as entities; `spacy-62` dated a noun-phrase title of a document with headings
+        # ("Vellmark: a lens maker") as an event.
+        old = [f"spacy/spacy-{n}" for n in range(62, 16, -1)] + [f"spacy/spacy-{n}" for n in (15, 14, 11, 10)]
         assert LanguageExtractor().stamp not in old
 
     def test_entities_kinds_and_suffixes(self):
@@ -804,6 +805,34 @@ class TestEventsOfTheEntity:
         headline = fact_for(graph, "Norvik exercises")
         assert set(headline.entity_keys) == {"norvik airlines", "talmont aerospace"}
         assert headline.valid_at.iso() == "2019-02-14"
+
+    @staticmethod
+    def _sectioned(title: str, sections: list[tuple[str, str]]):
+        """A document whose format marks its headings: chunks with the section titles ingestion found."""
+        text = "\n\n".join([title, *(f"{heading}\n\n{body}" for heading, body in sections)])
+        document, _ = make_document("doc", text, dt.date(2024, 1, 23), title)
+        chunks, start = [], 0
+        for i, (heading, body) in enumerate(sections):
+            end = text.index(body) + len(body)
+            meta = {"char_start": start, "char_end": end, "section_title": heading}
+            chunks.append(
+                ChunkRecord(chunk_id=f"doc-c{i}", document_id="doc", chunk_index=i, text=text[start:end], metadata=meta)
+            )
+            start = end + 2
+        return LanguageExtractor().extract(document, chunks)
+
+    def test_a_noun_phrase_title_of_a_sectioned_document_is_no_event(self):
+        title = "Vellmark: a lens maker from the Ostby valley"
+        graph = self._sectioned(title, [("Beginnings", "Tarin Holm founded Vellmark in Ostby in 2011.")])
+        heading = fact_for(graph, "Vellmark: a lens maker")
+        assert "vellmark" in heading.entity_keys  # its names stay the document's
+        assert heading.valid_at is None and heading.event_features == {}
+        assert fact_for(graph, "Tarin Holm founded").valid_at.iso() == "2011"
+
+    def test_a_headline_telling_an_event_stays_one_in_a_sectioned_document(self):
+        title = "Vellmark to close its Ostby plant"
+        graph = self._sectioned(title, [("Plans", "Tarin Holm said the plant would close in May.")])
+        assert fact_for(graph, "Vellmark to close").valid_at.iso() == "2024-01-23"
 
     def test_a_definite_event_noun_as_subject_takes_the_participants_of_that_event(self):
         graph = extract(
