@@ -17,6 +17,15 @@ from components.embedding import get_embedding_model
 from components.generation.answer_confidence import AnswerConfidence, part_features
 from components.generation.answer_evidence import TOP_SENTENCES, MeaningCache, evidence_features
 from components.generation.answer_scoring import AnswerScoring
+from components.generation.answer_wording import (
+    NO_EVIDENCE_ANSWER,
+    NO_SOURCES_ANSWER,
+    UNSURE_NOTE,
+    UNSURE_PART_LINE,
+    abstain,
+    cite_sentence,
+    state_chain,
+)
 from components.generation.comparison import compare, yes_no
 from components.generation.graph_kinds import graph_kinds, names_no_doer
 from components.generation.name_labels import other_label
@@ -80,20 +89,6 @@ from components.validation import within
 
 logger = logging.getLogger(__name__)
 
-# Every abstention the product writes starts with this, so the citation check can tell it from a claim.
-ABSTENTION_PREFIX = "The sources do not answer"
-NO_SOURCES_ANSWER = f"{ABSTENTION_PREFIX} this: no source returned anything for this question."
-NO_EVIDENCE_ANSWER = f"{ABSTENTION_PREFIX} this question; the closest passages are listed below."
-# An answer whose short answer fell below the confidence threshold says so with a sentence starting with this.
-UNSURE_PREFIX = "Not sure of the short answer"
-# The line an answer without a headline gives after its best cited sentence.
-UNSURE_NOTE = f"{UNSURE_PREFIX}; the cited sentences are what the sources say."
-# The lines that name parts of the question (`str.format` fields: `part` is a part's words; `parts` are the parts'
-# words, each quoted, joined by "; "): a part below the confidence threshold, the parts no sentence answers (the rest
-# are answered), and the parts of a question none of whose parts is answered.
-UNSURE_PART_LINE = f'{UNSURE_PREFIX} to "{{part}}".'
-PARTIAL_ABSTENTION = f"{ABSTENTION_PREFIX} this part of the question: {{parts}}."
-PARTS_ABSTENTION = f"{ABSTENTION_PREFIX} this question ({{parts}}); the closest passages are listed below."
 _NO_SHORT_ANSWER: dict[str, Any] = {"short_answer": "", "short_answer_confidence": None, "parts": []}
 
 # A sentence's score and a span's cost are weighted sums of named features whose weights are fitted
@@ -427,7 +422,7 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
         sure = confidence >= self.threshold
         chain = [cite_sentence(link["sentence"], link["number"]) for link in links]
         lines = [f"{last['span']} [{last['number']}]."] if sure else []
-        lines.append(_state_chain(chain))
+        lines.append(state_chain(chain))
         if not sure:
             lines.append(UNSURE_NOTE)
         part = {
@@ -678,7 +673,7 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
             all_scored.extend((score, candidate, part) for score, candidate in scored)
 
         if not chosen:
-            return {"replies": [_abstain(parts)], **_NO_SHORT_ANSWER}
+            return {"replies": [abstain(parts)], **_NO_SHORT_ANSWER}
         used = {id(sentence) for sentence, _ in chosen}
         # Further sentences are measured against the parts' own best ones, not against the hops (scored otherwise).
         top = max(score for _, score in chosen)
@@ -865,10 +860,10 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
         cited = [cite_sentence(text, number) for text, number in first_number.items()]
         links = found_how[0].get("links") if shorts.get(0, ("", 0, ""))[2] == "chain" else None
         if links:
-            # A chain states the bridges it crossed first, in order (`_state_chain`).
+            # A chain states the bridges it crossed first, in order (`state_chain`).
             chain = [cite_sentence(sentence.text, first_number[sentence.text]) for sentence, _ in links]
             cited = [line for line in cited if line not in chain]
-            cited.insert(0, _state_chain(chain))
+            cited.insert(0, state_chain(chain))
         lines.extend(cited)
         unsure = [picks[position][0] for position in sorted(set(shorts) - sure)]
         if unsure and not shown:
@@ -877,7 +872,7 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
         elif unsure:
             lines.extend(UNSURE_PART_LINE.format(part=part.text) for part in unsure)
         if unanswered:
-            lines.append(_abstain(unanswered, partial=True))
+            lines.append(abstain(unanswered, partial=True))
         short_answer = "; ".join(dict.fromkeys(text for text, _ in shown))
         answer_parts = []
         for part in parts:
@@ -2140,28 +2135,6 @@ def _mostly_bridge(span: str, bridge: str) -> bool:
 def _name_terms(question: str) -> frozenset[str]:
     """The terms of the proper nouns a question names (what it looks its answer up by)."""
     return frozenset(term for token in parse_syntax(question) if token.pos_ == "PROPN" for term in terms(token.text))
-
-
-def _abstain(parts: list[QuestionPart], partial: bool = False) -> str:
-    """The abstention: which part the sources do not answer."""
-    asked = "; ".join(f"“{part.text}”" for part in parts)
-    if partial:
-        return PARTIAL_ABSTENTION.format(parts=asked)
-    if len(parts) > 1:
-        return PARTS_ABSTENTION.format(parts=asked)
-    return NO_EVIDENCE_ANSWER
-
-
-def _state_chain(links: list[str]) -> str:
-    """A chain's links, in order, each its own cited sentence as the chunk states it ("X was directed by A [1]. A was
-    born in B [2]."): each claim is checked against the chunk it cites, and the reader sees which source says what.
-    One line of the answer, so the unsure note follows the whole chain."""
-    return " ".join(dict.fromkeys(links))
-
-
-def cite_sentence(sentence: str, number: int) -> str:
-    """The sentence with its citation before the final stop: `... [n].`."""
-    return f"{sentence.strip().removesuffix('.').rstrip()} [{number}]."
 
 
 def _described_by_its_noun(hop: str, link: dict[str, Any], documents: list[Document]) -> dict[str, Any]:

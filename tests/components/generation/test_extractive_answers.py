@@ -10,9 +10,8 @@ import pytest
 from haystack import Document
 
 from components.generation import CitationChecker, ExtractiveAnswerGenerator
+from components.generation.answer_wording import ABSTENTION_PREFIX, UNSURE_NOTE
 from components.generation.extractive_answer_generator import (
-    ABSTENTION_PREFIX,
-    UNSURE_NOTE,
     _a_name,
     _answers_its_clause,
     _bare_span,
