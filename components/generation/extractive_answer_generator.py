@@ -7,7 +7,6 @@ import re
 import unicodedata
 from collections import Counter
 from dataclasses import asdict, dataclass
-from functools import lru_cache
 from typing import Any
 
 from haystack import Document, component, logging
@@ -17,6 +16,13 @@ from components.embedding import get_embedding_model
 from components.generation.answer_confidence import AnswerConfidence, part_features
 from components.generation.answer_evidence import TOP_SENTENCES, MeaningCache, evidence_features
 from components.generation.answer_scoring import AnswerScoring
+from components.generation.answer_sentences import (
+    Sentence,
+    candidate_sentences,
+    part_weights,
+    share_of,
+    terms_of,
+)
 from components.generation.answer_wording import (
     NO_EVIDENCE_ANSWER,
     NO_SOURCES_ANSWER,
@@ -73,7 +79,6 @@ from components.generation.span_choice import (
 )
 from components.serialization import InitParameterSerialization
 from components.settings import DEFAULT_EMBEDDING_MODEL
-from components.text import bm25
 from components.text.analyzer import STOP_WORDS, terms
 from components.text.language import (
     VALUE_LABELS,
@@ -92,15 +97,7 @@ logger = logging.getLogger(__name__)
 _NO_SHORT_ANSWER: dict[str, Any] = {"short_answer": "", "short_answer_confidence": None, "parts": []}
 
 # A sentence's score and a span's cost are weighted sums of named features whose weights are fitted
-# (`answer_scoring`: `research fit scoring`); what follows are the term weights inside a sentence's share and the
-# reading budgets.
-# Terms of the question's other parts ("... and who develops it?" is about the first part's subject) count half.
-OTHER_PART_WEIGHT = 0.5
-# The names the question is about weigh this many times their IDF: a sentence about another subject is wrong
-# however many of the other words it shares ("first released" in a sentence about another library).
-ANCHOR_WEIGHT = 2.0
-# A term found only in the chunk's title (the subject a sentence's "it" refers to) counts this much.
-TITLE_WEIGHT = 0.5
+# (`answer_scoring`: `research fit scoring`); what follows are the reading budgets.
 # Sentences parsed for answer spans per part: the best few by terms and meaning (spaCy costs ~5 ms a sentence).
 PARSED_PER_PART = 3
 # How many of the top chunks a later hop's sentence may come from.
@@ -126,15 +123,6 @@ RELATIVE_CUTOFF = 0.5
 FURTHER_PARSED = 4
 # When fitting, this many of a part's best sentences are logged with their features (all of them read for spans).
 LOGGED_SENTENCES = 8
-# Without a stored sentence vector a sentence takes its chunk's relevance, slightly discounted.
-UNSTORED_COSINE_FACTOR = 0.8
-_LOWER_START = re.compile(r"^(?:[\"'(\[]?[a-z]|[,;:)\]])")
-_PRONOUN_START = re.compile(r"^(?:it|its|he|his|she|her|they|their|this|these|the company|the project)\b", re.I)
-# The start of a text that opens on a blank line (a paragraph break).
-_BLANK_LINE = re.compile(r"[ \t]*\n[ \t]*\n")
-# A sentence's closing punctuation (or a colon or semicolon opening what follows, or an ellipsis), perhaps followed by
-# closing quotes and brackets and by reference marks ("in 2015.[4]").
-_CLOSING = re.compile(r"[.!?:;\u2026][\"'\u201d\u2019)\]]*(?:\s*\[\w{1,4}\])*$")
 # Capitalised word sequences after a sentence's first word: the names a sentence brings in, without a parse.
 _NAME = re.compile(r"[A-Z][\w'&-]*(?:\s+(?:of\s+|the\s+|de\s+|von\s+|van\s+)?[A-Z][\w'&-]*)*")
 # A title's trailing disambiguation ("Brand (play)") is not part of the name.
@@ -155,22 +143,6 @@ _ALTERNATIVE = re.compile(r"\bor\b", re.I)
 # A yes/no word where a sentence of the question may open with it, as the first word the yes/no check reads.
 _MAY_ASK_YES_NO = re.compile(rf"(?<![A-Za-z])(?:{'|'.join(sorted(YES_NO_STARTS))})(?: |$)", re.I)
 _COORDINATION = re.compile(r"^\s*(?:,\s*(?:and\s+|or\s+)?|and\s+|or\s+|&\s+)$")
-
-
-@dataclass
-class _Sentence:
-    """One candidate sentence of the answer, whole, with the chunk ([n]) it is cited from."""
-
-    text: str
-    number: int  # 1-based position of the cited chunk in `documents`
-    rank: int  # 0-based position of that chunk
-    cosine: float
-    terms: frozenset[str]
-    title_terms: frozenset[str]  # the chunk's title, and the sentence before when this one opens with a pronoun
-    stored: bool  # the cosine is the sentence's own (a stored in-context vector), not its chunk's
-    heading: frozenset[str] = frozenset()  # the chunk's title alone
-    before: frozenset[str] = frozenset()  # the sentence before it in its chunk
-    before_text: str = ""  # that sentence's text
 
 
 @component
@@ -401,7 +373,7 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
             link = self._link(cut.hop, documents, links[-1]["span"] if links else "")
             if link is not None:
                 link = _described_by_its_noun(cut.hop, link, documents)
-            if link is None or _terms_of(link["span"]) & _name_terms(cut.hop) or not _a_name(link):
+            if link is None or terms_of(link["span"]) & _name_terms(cut.hop) or not _a_name(link):
                 return links, question, cut.hop, link
             links.append(link)
             question = cut.rest(link["span"])
@@ -411,7 +383,7 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
         """The chain's answer from its hops' links and its last link (see `_chain_answer`), or None."""
         if last is None:
             return None
-        bridge = _terms_of(links[-1]["span"])
+        bridge = terms_of(links[-1]["span"])
         if _mostly_bridge(last["span"], links[-1]["span"]) or not _names_bridge(last, bridge):
             return None  # the answer is the bridge again (`_mostly_bridge`), or its sentence does not name the bridge
         if last["sentence"] in {link["sentence"] for link in links}:
@@ -459,9 +431,9 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
         is read then."""
         ordered = documents
         if bridge:
-            named = _terms_of(bridge)
+            named = terms_of(bridge)
             holds = [
-                named <= _terms_of(f"{(document.meta or {}).get('source_title') or ''} {document.content or ''}")
+                named <= terms_of(f"{(document.meta or {}).get('source_title') or ''} {document.content or ''}")
                 for document in documents
             ]
             ordered = [d for d, held in zip(documents, holds, strict=True) if held]
@@ -541,7 +513,7 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
         question = QuestionAnalysis.from_dict(analysis) if analysis else analyze_question(query)
         parts = list(question.parts) or [QuestionPart(query, "what", (), tuple(terms(query)))]
         # The second hop of a multi-hop question may sit a little lower in the list than the first.
-        pool = _candidates(documents, max(self.max_chunks, BRIDGE_CHUNKS))
+        pool = candidate_sentences(documents, max(self.max_chunks, BRIDGE_CHUNKS))
         if skip:
             pool = [candidate for candidate in pool if candidate.text not in skip]
         candidates = [candidate for candidate in pool if candidate.rank < self.max_chunks]
@@ -563,34 +535,34 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
             # before existential questions were told apart typed it yes/no): its instances answer, not "yes"/"no".
             parts = [existential_part(part, asked) if part.kind == "yes_no" else part for part in parts]
 
-        chosen: list[tuple[_Sentence, float]] = []
+        chosen: list[tuple[Sentence, float]] = []
         # Per answered part (its position in `picks`): its short answer, the chunk it cites and how it was found.
         shorts: dict[int, tuple[str, int, str]] = {}
         found_how: list[dict[str, Any]] = []  # per answered part: what its confidence reads of the sentence chosen
         unanswered: list[QuestionPart] = []
-        all_scored: list[tuple[float, _Sentence, QuestionPart]] = []
+        all_scored: list[tuple[float, Sentence, QuestionPart]] = []
         unanchored: set[int] = set()  # the sentences that lost their off-subject weight
-        picks: list[tuple[QuestionPart, _Sentence, str, dict[str, float]]] = []  # per answered part
-        fellows: list[_Sentence] = []  # the first answered part's other supporting sentences of its chunk
+        picks: list[tuple[QuestionPart, Sentence, str, dict[str, float]]] = []  # per answered part
+        fellows: list[Sentence] = []  # the first answered part's other supporting sentences of its chunk
         # The names the question is about: its names, and its words that name a top chunk's subject (a title).
         top_titles = (str((document.meta or {}).get("source_title") or "") for document in documents[: self.max_chunks])
-        titles = frozenset().union(*(_terms_of(title) for title in top_titles))
+        titles = frozenset().union(*(terms_of(title) for title in top_titles))
         anchors = (question.anchor_terms | (question.question_terms & titles)) & frozenset(document_frequency)
         for part in parts:
-            weights = _part_weights(part, parts, document_frequency, len(candidates), anchors)
+            weights = part_weights(part, parts, document_frequency, len(candidates), anchors)
             scored = []
             base: dict[int, dict[str, float]] = {}  # per candidate: the features read without a parse
             # The question's names decide which sentences may answer and which names a hop follows; among those, a
             # term counts by its IDF alone: all the subject's sentences name it, the answer says what is asked of it.
-            ranking = _part_weights(part, parts, document_frequency, len(candidates))
+            ranking = part_weights(part, parts, document_frequency, len(candidates))
             for candidate in candidates:
-                share = _share(weights, candidate)
+                share = share_of(weights, candidate)
                 if share < self.min_support and not (candidate.stored and candidate.cosine >= self.min_cosine):
                     continue
                 if other_label(part.text, candidate.text):
                     continue  # "Series B" where the question asks of the "Series D": another thing
                 features = {
-                    "share": _share(ranking, candidate),
+                    "share": share_of(ranking, candidate),
                     "cosine": candidate.cosine,
                     "top_rank": 1.0 / (1 + candidate.rank),
                     "off_subject": float(
@@ -726,7 +698,7 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
                 chosen.append((hop.sentence, hop.score))
             # The first hop's span named the bridge the chain crossed, and a later hop is a sentence of the chunk
             # about that bridge (its title names it) that adds to the question: the short answer is what it says.
-            if hops and (not span or _terms_of(span) & hops[0].bridge):
+            if hops and (not span or terms_of(span) & hops[0].bridge):
                 hop_span, number, gain = "", 0, 0.0
                 for position, hop in enumerate(hops):
                     gain += hop.gain
@@ -910,7 +882,7 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
     def _choose_spans(
         self,
         shorts: dict[int, tuple[str, int, str]],
-        picks: list[tuple[QuestionPart, _Sentence, str, dict[str, float]]],
+        picks: list[tuple[QuestionPart, Sentence, str, dict[str, float]]],
         found_how: list[dict[str, Any]],
         question_terms: frozenset[str],
         span_stats: dict[int, tuple[float, float]],
@@ -971,7 +943,7 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
 
 def _pronoun_doers(
     shorts: dict[int, tuple[str, int, str]],
-    picks: list[tuple[QuestionPart, _Sentence, str, dict[str, float]]],
+    picks: list[tuple[QuestionPart, Sentence, str, dict[str, float]]],
     found_how: list[dict[str, Any]],
     question_terms: frozenset[str],
     span_stats: dict[int, tuple[float, float]],
@@ -1489,7 +1461,7 @@ def _bare_span(text: str) -> str:
     return text.rstrip(" ,;:") if not text.endswith(".") or abbreviation else text[:-1].rstrip(" ,;:")
 
 
-def _link_score(sentence: _Sentence, hops: list[_Hop], first_score: float) -> float:
+def _link_score(sentence: Sentence, hops: list[_Hop], first_score: float) -> float:
     """A chain link's score: its hop's, or the first sentence's own."""
     return next((hop.score for hop in hops if sentence in (hop.sentence, hop.via)), first_score)
 
@@ -1553,24 +1525,24 @@ def _unpossessed(span: Any) -> Any:
 class _Hop:
     """A later hop of a multi-hop answer: its sentence, the bridge terms that led to it, and what it adds."""
 
-    sentence: _Sentence
+    sentence: Sentence
     score: float
     bridge: frozenset[str]  # the terms of the earlier hop's name that this sentence holds
     gain: float  # its share of the question's weighted terms that no earlier hop held
     span: str  # a span of the asked kind that names none of the bridges ("" when none, or not read)
-    via: _Sentence  # the sentence that named the bridge
+    via: Sentence  # the sentence that named the bridge
     about: float  # how much of the bridge's name it holds, weighed by rarity
 
 
 def _hops(
-    first: _Sentence,
+    first: Sentence,
     part: QuestionPart,
-    pool: list[_Sentence],
+    pool: list[Sentence],
     question_terms: frozenset[str],
     weights: dict[str, float],
     used: set[int],
     room: int,
-    companions: list[_Sentence],
+    companions: list[Sentence],
     scoring: AnswerScoring,
 ) -> list[_Hop]:
     """The further hops of a multi-hop question, each a sentence of another chunk: from the sentence at hand, a name
@@ -1616,7 +1588,7 @@ def _hops(
                     titled = bool(name & candidate.heading)
             if not held or _sibling(candidate.heading, first.heading, held):
                 continue
-            gain = _share(residual, candidate) * sum(residual.values()) / total if residual else 0.0
+            gain = share_of(residual, candidate) * sum(residual.values()) / total if residual else 0.0
             # A later hop, or a sentence of the first one's own document (the same subject, not the bridge's), must
             # add to the question; else the sentences the question itself scores best follow the first one.
             if gain < MIN_HOP_GAIN and (hops or (first.heading and candidate.heading == first.heading)):
@@ -1638,7 +1610,7 @@ def _hops(
                 if part.wants_span
                 else ""
             )
-            if span and _terms_of(span) & crossed:
+            if span and terms_of(span) & crossed:
                 span = ""
             gained = scoring.sentence_score({"kind_found": float(bool(span))})
             read.append(_Hop(candidate, score + gained, held, gain, span, via, about))
@@ -1657,8 +1629,8 @@ def _hops(
 
 
 def _subject_start(
-    first: _Sentence, scored: list[tuple[float, _Sentence, QuestionPart]], question: QuestionAnalysis
-) -> _Sentence | None:
+    first: Sentence, scored: list[tuple[float, Sentence, QuestionPart]], question: QuestionAnalysis
+) -> Sentence | None:
     """The best-scored sentence of a chunk about the question's subject when `first` is about another subject that
     only shares a word of its name ("The Drew Pearson Show was ..." for "Drew Fuller stared in ..."): a chunk whose
     title shares a word with `first`'s title and holds a name of the question that `first` lacks, while the rest of
@@ -1702,12 +1674,12 @@ def relation_terms(question: str) -> frozenset[str]:
 
 
 def _relation_sentence(
-    chosen: list[_Sentence],
-    pool: list[_Sentence],
+    chosen: list[Sentence],
+    pool: list[Sentence],
     question: QuestionAnalysis,
     weights: dict[str, float],
     used: set[int],
-) -> _Sentence | None:
+) -> Sentence | None:
     """When no chosen sentence holds the relation the question asks for, the sentence that adds MIN_HOP_GAIN of the
     question's weighted terms and most of the relation, from a chunk titled with another name of the question ("... by
     Aldric and Osmund Varne, he was a count of which town?") or, holding some of the relation, from a chosen
@@ -1721,7 +1693,8 @@ def _relation_sentence(
         id(candidate): gain
         for candidate in pool
         if id(candidate) not in used
-        and (gain := _share(residual, candidate) * sum(residual.values()) / total if residual else 0.0) >= MIN_HOP_GAIN
+        and (gain := share_of(residual, candidate) * sum(residual.values()) / total if residual else 0.0)
+        >= MIN_HOP_GAIN
     }
     if not gains:
         return None  # nothing could join, whatever the relation: the question's parse is spared
@@ -1745,19 +1718,19 @@ def _relation_sentence(
 
 
 def _further_sentences(
-    scored: list[tuple[float, _Sentence, QuestionPart]],
+    scored: list[tuple[float, Sentence, QuestionPart]],
     used: set[int],
     unanchored: set[int],
     spans: set[str],
     question_terms: frozenset[str],
     top: float,
     scoring: AnswerScoring,
-) -> list[tuple[float, _Sentence]]:
+) -> list[tuple[float, Sentence]]:
     """The sentences that may follow the chosen ones, best first, each scoring RELATIVE_CUTOFF of the best once
     scored again: its off-subject weight taken back, and the scoring's `further_bonus` for a span of the asked kind
     the answer does not give yet (the first sentence's span may be the wrong one: the next one offers another)."""
-    ranked: dict[int, tuple[float, _Sentence]] = {}
-    read: list[tuple[_Sentence, QuestionPart]] = []
+    ranked: dict[int, tuple[float, Sentence]] = {}
+    read: list[tuple[Sentence, QuestionPart]] = []
     for score, candidate, part in sorted(scored, key=lambda item: (-item[0], item[1].rank)):
         if id(candidate) in used or id(candidate) in ranked:
             continue
@@ -1780,7 +1753,7 @@ def _asks_a_name(part: QuestionPart) -> bool:
 
 
 def _subject_answer(
-    cited: list[_Sentence],
+    cited: list[Sentence],
     documents: list[Document],
     question: str,
     asked: frozenset[str],
@@ -1796,11 +1769,11 @@ def _subject_answer(
     for sentence in cited:
         document = documents[sentence.number - 1]
         meta = document.meta or {}
-        title = _terms_of(_DISAMBIGUATION.sub("", str(meta.get("source_title") or "")))
+        title = terms_of(_DISAMBIGUATION.sub("", str(meta.get("source_title") or "")))
         opening = next(iter(chunk_sentences(document.content or "", meta)), "")
         if int(meta.get("chunk_index") or 0) or not opening or not title or title <= asked:
             continue
-        if sentence.text == opening or not (relation & sentence.terms or _share(weights, sentence) >= min_support):
+        if sentence.text == opening or not (relation & sentence.terms or share_of(weights, sentence) >= min_support):
             continue
         if not (title & sentence.terms or _PERSONAL_WORD.search(sentence.text)):
             continue  # no word that could stand for the chunk's subject: not worth a parse
@@ -1810,10 +1783,10 @@ def _subject_answer(
         if subject is None:
             continue
         named = " ".join(token.text for token in subject.subtree if token.dep_ == "compound" or token is subject)
-        if subject.lower_ not in _PERSONAL and not frozenset() < _terms_of(named) <= title:
+        if subject.lower_ not in _PERSONAL and not frozenset() < terms_of(named) <= title:
             continue
         doc = parse(opening)
-        entity = next((chunk for chunk in doc.noun_chunks if title <= _terms_of(chunk.text)), None)
+        entity = next((chunk for chunk in doc.noun_chunks if title <= terms_of(chunk.text)), None)
         if entity is None:
             continue
         found = entity.text
@@ -1830,13 +1803,13 @@ def _folded(text: str) -> str:
     return "".join(char for char in unicodedata.normalize("NFKD", text) if not unicodedata.combining(char))
 
 
-def _names_of(sentence: _Sentence) -> list[frozenset[str]]:
+def _names_of(sentence: Sentence) -> list[frozenset[str]]:
     """The terms of each name the sentence brings in (capitalised word runs after its first word)."""
-    return [_terms_of(name) for name in _NAME.findall(sentence.text.split(" ", 1)[-1]) if _terms_of(name)]
+    return [terms_of(name) for name in _NAME.findall(sentence.text.split(" ", 1)[-1]) if terms_of(name)]
 
 
 def _headings_held(
-    sentence: _Sentence, headings: set[frozenset[str]], frequency: dict[str, int], total: int
+    sentence: Sentence, headings: set[frozenset[str]], frequency: dict[str, int], total: int
 ) -> list[frozenset[str]]:
     """The titles of other chunks whose (rarity-weighed) terms the sentence mostly holds: names it brings in
     without capitals. The words a title shares with the sentence's own chunk's title do not count: "Heinkel HD 26" is
@@ -1857,7 +1830,7 @@ def _rare_share(name: frozenset[str], held: frozenset[str], frequency: dict[str,
     return sum(weight for term, weight in weights.items() if term in held) / whole
 
 
-def _brought_in(*sentences: _Sentence) -> frozenset[str]:
+def _brought_in(*sentences: Sentence) -> frozenset[str]:
     """The terms of the names the sentences bring in (capitalised word runs after each one's first word)."""
     return frozenset().union(*(name for sentence in sentences for name in _names_of(sentence)))
 
@@ -1890,143 +1863,7 @@ def _lemma_terms(text: str) -> frozenset[str]:
 
 def _repeats_question(text: str, question_terms: frozenset[str]) -> bool:
     """A span whose every content term is in the question names what was asked about, not the answer."""
-    return frozenset() < _terms_of(text) <= question_terms
-
-
-def _part_weights(
-    part: QuestionPart,
-    parts: list[QuestionPart],
-    document_frequency: dict[str, int],
-    total: int,
-    anchors: frozenset[str] = frozenset(),
-) -> dict[str, float]:
-    """IDF weights (over the candidate sentences) of the part's terms, the other parts' terms at half weight, the
-    names the question is about at ANCHOR_WEIGHT times."""
-    weights: dict[str, float] = {}
-    for other in parts:
-        factor = 1.0 if other is part else OTHER_PART_WEIGHT
-        for term in other.terms:
-            idf = bm25.idf(total, document_frequency.get(term, 0)) + 0.1
-            weight = factor * idf * (ANCHOR_WEIGHT if term in anchors else 1.0)
-            weights[term] = max(weights.get(term, 0.0), weight)
-    return weights
-
-
-def _share(weights: dict[str, float], candidate: _Sentence) -> float:
-    total = sum(weights.values())
-    if total <= 0:
-        return 0.0
-    held = sum(
-        weight if term in candidate.terms else TITLE_WEIGHT * weight
-        for term, weight in weights.items()
-        if term in candidate.terms or term in candidate.title_terms
-    )
-    return held / total
-
-
-@lru_cache(maxsize=16384)
-def _terms_of(text: str) -> frozenset[str]:
-    return frozenset(terms(text))
-
-
-def _candidates(documents: list[Document], max_chunks: int) -> list[_Sentence]:
-    """The whole, distinct sentences of the top chunks, in rank order, each with its cosine to the question."""
-    seen: set[str] = set()
-    found: list[_Sentence] = []
-    for rank, document in enumerate(documents[:max_chunks]):
-        content = document.content or ""
-        meta = document.meta or {}
-        title_terms = _terms_of(str(meta.get("source_title") or ""))
-        evidence = meta.get("evidence") if isinstance(meta.get("evidence"), dict) else {}
-        stored = [row for row in (evidence.get("sentences") or []) if len(row) == 3]
-        relevance = float(meta.get("semantic_relevance") or 0.0) * UNSTORED_COSINE_FACTOR
-        rows = (
-            [(int(start), int(end), float(cosine)) for start, end, cosine in stored]
-            if stored
-            else [(start, end, relevance) for start, end in chunk_sentence_spans(content, meta)]
-        )
-        rows.sort()
-        previous_terms: frozenset[str] = frozenset()
-        previous_text = ""
-        for position, (start, end, cosine) in enumerate(rows):
-            if not 0 <= start < end <= len(content):
-                continue
-            text = " ".join(content[start:end].split())
-            number, cited_rank = rank + 1, rank
-            # A chunk after the first that opens in lower case (or on a comma) opens inside a sentence its neighbour
-            # holds whole.
-            if position == 0 and int(meta.get("chunk_index") or 0) > 0 and _LOWER_START.match(text):
-                whole = _from_neighbour(text, document, documents)
-                if whole is None:
-                    continue  # a fragment cut at the chunk boundary; its whole sentence is in a chunk not at hand
-                text, number, cited_rank = whole
-            # "It stands on ...": a sentence opening with a pronoun is about what the sentence before it named.
-            context = title_terms | previous_terms if _PRONOUN_START.match(text) else title_terms
-            before, previous_terms = previous_terms, _terms_of(text)
-            before_text, previous_text = previous_text, text
-            key = text.lower()
-            if key in seen or len(previous_terms) < 2 or _heading_line(content, start, end):
-                continue
-            seen.add(key)
-            found.append(
-                _Sentence(
-                    text,
-                    number,
-                    min(rank, cited_rank),
-                    cosine,
-                    previous_terms,
-                    context,
-                    bool(stored),
-                    title_terms,
-                    before,
-                    before_text,
-                )
-            )
-    return found
-
-
-def _heading_line(content: str, start: int, end: int) -> bool:
-    """Whether `content[start:end]` is a heading ("The move to Cornell", a title line): a line of its own without a
-    sentence's closing punctuation, before a line of prose: one that opens on a word (not a formula's line break,
-    "O" | "2 in which") and closes as a sentence does (not the next item of a list written without full stops,
-    each item a statement of its own). A title standing over a section's heading, each a paragraph of its own
-    ("Guide" | blank line | "Getting started" | blank line | prose), is a heading too. It states nothing to cite; its
-    words still tell what a following "it" names."""
-    before, after = content[:start].rstrip(" \t"), content[end:].lstrip(" \t")
-    opens_line = not before or before.endswith("\n")
-    if not opens_line or not after.startswith("\n") or _CLOSING.search(content[start:end].rstrip()):
-        return False
-    while True:
-        line, newline, rest = after.lstrip().partition("\n")
-        line = line.rstrip()
-        if not line[:1].isalpha():
-            return False
-        if _CLOSING.search(line):
-            return True
-        # Another line without a close: a heading under this one only when each is a paragraph of its own.
-        if not (newline and _BLANK_LINE.match(after) and _BLANK_LINE.match("\n" + rest)):
-            return False
-        after = "\n" + rest
-
-
-def _from_neighbour(fragment: str, document: Document, documents: list[Document]) -> tuple[str, int, int] | None:
-    """The whole sentence ending with `fragment`, from the previous chunk of the same document when it is listed:
-    (text, its citation number, its rank)."""
-    meta = document.meta or {}
-    owner = meta.get("document_id") or meta.get("source_id")
-    if owner is None:
-        return None  # chunks of no named document are no one's neighbours
-    index = int(meta.get("chunk_index") or 0)
-    for rank, other in enumerate(documents):
-        other_meta = other.meta or {}
-        if (other_meta.get("document_id") or other_meta.get("source_id")) != owner:
-            continue
-        if other_meta.get("chunk_index") is None or int(other_meta["chunk_index"]) != index - 1:
-            continue
-        for text in chunk_sentences(other.content or "", other_meta):
-            if text.endswith(fragment) and len(text) > len(fragment):
-                return text, rank + 1, rank
-    return None
+    return frozenset() < terms_of(text) <= question_terms
 
 
 def _a_name(link: dict[str, Any]) -> bool:
@@ -2087,10 +1924,10 @@ def _bridge_sentences(question: str, links: list[dict[str, Any]]) -> frozenset[s
     part = next(iter(analyze_question(question).parts), None)
     if part is None:
         return frozenset()
-    asked = frozenset(part.terms) - _terms_of(part.focus or "") - _terms_of(links[-1]["span"])
+    asked = frozenset(part.terms) - terms_of(part.focus or "") - terms_of(links[-1]["span"])
     if not asked:
         return frozenset()
-    return frozenset(link["sentence"] for link in links if not asked & _terms_of(link["sentence"]))
+    return frozenset(link["sentence"] for link in links if not asked & terms_of(link["sentence"]))
 
 
 def _names_bridge(last: dict[str, Any], bridge: frozenset[str]) -> bool:
@@ -2099,24 +1936,24 @@ def _names_bridge(last: dict[str, Any], bridge: frozenset[str]) -> bool:
     whose pronouns stand for it). Not a chunk about something else that names the bridge in passing ("Brand is a
     play by X. It is a verse tragedy ...": "it" is the play, not X), nor a possessive ("Its first school opened in
     1935" says when the school opened, not the bridge)."""
-    if bridge & _terms_of(last["sentence"]):
+    if bridge & terms_of(last["sentence"]):
         return True
     opens = _PERSONAL_START.match(last["sentence"].lstrip()) is not None
-    return opens and bool(bridge) and bridge <= _terms_of(_DISAMBIGUATION.sub("", last.get("title") or ""))
+    return opens and bool(bridge) and bridge <= terms_of(_DISAMBIGUATION.sub("", last.get("title") or ""))
 
 
 def _is_last_bridge(span: str, links: list[dict[str, Any]]) -> bool:
     """Whether a span names the last bridge a chain crossed (the answer of its innermost description)."""
-    named = _terms_of(span)
-    return bool(named) and named <= _terms_of(links[-1]["span"])
+    named = terms_of(span)
+    return bool(named) and named <= terms_of(links[-1]["span"])
 
 
 def _read_off_hop(span: str, sentence: str, links: list[dict[str, Any]]) -> bool:
     """Whether a direct reading's span answers one of the question's descriptions rather than the question: it is
     the answer of a hop a later hop crossed from, or another span read off the sentence a hop's answer came from
     (the description's own event)."""
-    named = _terms_of(span)
-    if named and any(named <= _terms_of(link["span"]) for link in links[:-1]):
+    named = terms_of(span)
+    if named and any(named <= terms_of(link["span"]) for link in links[:-1]):
         return True  # a bridge a later hop crossed from: the described thing, not what is asked of it
     if _is_last_bridge(span, links):
         return False  # the last bridge itself: the cut, not the direct reading, is in doubt (`run` weighs the chain)
@@ -2128,8 +1965,8 @@ def _mostly_bridge(span: str, bridge: str) -> bool:
     ("Karl Orlo Tamsin" for "Carl Orlo Tamsin"), not a name that shares a word with it ("Ivo Orlo Brandt", "the Velmar
     and Kessen peoples" for "North Velmar"), which a chain may well answer (a godfather, the peoples a region is
     named after)."""
-    named = _terms_of(span)
-    return bool(named) and 2 * len(named & _terms_of(bridge)) >= len(named)
+    named = terms_of(span)
+    return bool(named) and 2 * len(named & terms_of(bridge)) >= len(named)
 
 
 def _name_terms(question: str) -> frozenset[str]:
@@ -2151,7 +1988,7 @@ def _described_by_its_noun(hop: str, link: dict[str, Any], documents: list[Docum
     names = [
         ent.text
         for ent in doc.ents
-        if ent.label_ in part.labels and not _terms_of(ent.text) & hop_names and _terms_of(ent.text)
+        if ent.label_ in part.labels and not terms_of(ent.text) & hop_names and terms_of(ent.text)
     ]
     if len(set(names)) < 2:
         return link

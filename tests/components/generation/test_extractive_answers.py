@@ -10,6 +10,7 @@ import pytest
 from haystack import Document
 
 from components.generation import CitationChecker, ExtractiveAnswerGenerator
+from components.generation.answer_sentences import _from_neighbour, _heading_line, terms_of
 from components.generation.answer_wording import ABSTENTION_PREFIX, UNSURE_NOTE
 from components.generation.extractive_answer_generator import (
     _a_name,
@@ -17,13 +18,10 @@ from components.generation.extractive_answer_generator import (
     _bare_span,
     _bridge_sentences,
     _equated_with,
-    _from_neighbour,
-    _heading_line,
     _mostly_bridge,
     _names_bridge,
     _ranked_answer_span,
     _statement_cosines,
-    _terms_of,
     phrase_span,
     relation_terms,
 )
@@ -1503,7 +1501,7 @@ class TestLaterLinkReadElsewhere:
     def test_a_pronoun_of_a_chunk_about_something_else_is_not_the_bridge(self):
         # "It" in the song's chunk ("Velk Harbour is a song by the Danish singer Tessa Orlund. It sold ...") is the
         # song, though the chunk names the singer before it; in a chunk about the singer, the pronoun is hers.
-        bridge = _terms_of("Tessa Orlund")
+        bridge = terms_of("Tessa Orlund")
         last = {"span": "40,000", "sentence": "It sold 40,000 copies in 1961.", "title": "Velk Harbour"}
         assert not _names_bridge(last, bridge)
         assert _names_bridge({**last, "title": "Tessa Orlund (singer)"}, bridge)
