@@ -15,17 +15,19 @@ from components.generation.answer_wording import ABSTENTION_PREFIX, UNSURE_NOTE
 from components.generation.extractive_answer_generator import (
     _a_name,
     _answers_its_clause,
-    _bare_span,
     _bridge_sentences,
-    _equated_with,
     _mostly_bridge,
     _names_bridge,
-    _ranked_answer_span,
-    _statement_cosines,
-    phrase_span,
-    relation_terms,
 )
 from components.generation.question_analysis import analyze_question, question_form
+from components.generation.span_rules import (
+    _statement_cosines,
+    bare_span,
+    equated_with,
+    phrase_span,
+    ranked_answer_span,
+    relation_terms,
+)
 from components.text.language import parse
 from pipelines.evaluation.metrics import split_cited_sentences
 from tests.components.ranking.chunks import kb_document
@@ -287,7 +289,7 @@ class TestShortAnswers:
     def test_a_value_has_the_form_its_question_asks(self, question: str, sentence: str, value: str):
         """The unit the question names is left out, the noun an unasked count counts stays, a hedge goes."""
         analysis = analyze_question(question)
-        assert _ranked_answer_span(sentence, analysis.parts[0], analysis.question_terms)[0] == value
+        assert ranked_answer_span(sentence, analysis.parts[0], analysis.question_terms)[0] == value
 
     def test_a_question_that_sets_one_thing_aside_takes_what_the_sentence_lists_with_it(self):
         piers = kb_document(
@@ -441,7 +443,7 @@ class TestShortAnswers:
         ],
     )
     def test_a_bare_span_keeps_only_its_words(self, span, bare):
-        assert _bare_span(span) == bare
+        assert bare_span(span) == bare
 
     def test_a_why_question_is_answered_by_its_sentence_with_no_short_answer(self):
         pier = kb_document(
@@ -1054,9 +1056,9 @@ class TestPhraseSpan:
             "Sports teams in the Orrin Valley include teams from the KFL (Kestrel Rovers, Ostery Wanderers); BHA "
             "(Brant Town, Vell United); and OSL (Halvik Owls)."
         )
-        assert {doc[i].text for i in _equated_with(doc, "team")} == set()
+        assert {doc[i].text for i in equated_with(doc, "team")} == set()
         doc = parse("Each basin is closed by a tide gate (a sluice) that opens twice a day.")
-        assert {doc[i].text for i in _equated_with(doc, "gate")} == {"sluice"}
+        assert {doc[i].text for i in equated_with(doc, "gate")} == {"sluice"}
 
     def test_an_adjective_of_the_asked_noun_does_not_name_it(self):
         """ "What folk band ...?" asks for the band's name, not for the adjective saying what kind of band it is."""
