@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from typing import Any
 
 from haystack import Document, component, logging
@@ -25,6 +25,18 @@ from components.generation.answer_wording import (
     state_chain,
 )
 from components.generation.comparison import compare, yes_no
+from components.generation.further_sentences import (
+    MAX_HOPS,
+    MIN_BRIDGE_SHARE,
+    MIN_HOP_GAIN,
+    RELATIVE_CUTOFF,
+    brought_in,
+    further_hops,
+    further_sentences,
+    link_score,
+    relation_sentence,
+    subject_start,
+)
 from components.generation.graph_kinds import graph_kinds, names_no_doer
 from components.generation.name_labels import other_label
 from components.generation.question_analysis import (
@@ -55,7 +67,6 @@ from components.generation.span_rules import (
     phrase_span,
     pronoun_doers,
     ranked_answer_span,
-    relation_terms,
     repeats_question,
     subject_answer,
 )
@@ -82,29 +93,8 @@ _NO_SHORT_ANSWER: dict[str, Any] = {"short_answer": "", "short_answer_confidence
 PARSED_PER_PART = 3
 # How many of the top chunks a later hop's sentence may come from.
 BRIDGE_CHUNKS = 10
-# A multi-hop answer follows at most this many sentences (MuSiQue-style questions take 2-4 hops) ...
-MAX_HOPS = 3
-# ... each later one holding at least this share of the question's weighted terms that no earlier hop held.
-MIN_HOP_GAIN = 0.1
-# What a hop adds to the question counts this many times the share of the bridge's name it holds.
-HOP_GAIN_WEIGHT = 2.0
-# A hop takes over the short answer only through a name it holds this much of (by rarity: not "United States").
-MIN_BRIDGE_SHARE = 0.5
-# The best few sentences about a bridge are read for a span of the asked kind.
-HOP_PARSED = 2
-# A sentence added for the relation the question asks ("whose godfather", "what medal") gains this much times the
-# share of the relation's terms it holds.
-RELATION_WEIGHT = 1.0
-# Further sentences join the answer only when they score this share of the best one.
-RELATIVE_CUTOFF = 0.5
-# A further sentence holding a span of the asked kind the answer does not give yet gains the scoring's `further_bonus`
-# (of the few best read); one naming none of the question's subjects takes back its off-subject weight (the
-# sentences before it named them).
-FURTHER_PARSED = 4
 # When fitting, this many of a part's best sentences are logged with their features (all of them read for spans).
 LOGGED_SENTENCES = 8
-# Capitalised word sequences after a sentence's first word: the names a sentence brings in, without a parse.
-_NAME = re.compile(r"[A-Z][\w'&-]*(?:\s+(?:of\s+|the\s+|de\s+|von\s+|van\s+)?[A-Z][\w'&-]*)*")
 # A sentence opening with a subject pronoun ("He has sold ..."): its claim is said of what the pronoun stands for. A
 # possessive ("Its first school opened ...") says it of another thing, that one's.
 _PERSONAL_START = re.compile(r"(?:it|he|she|they)\b", re.I)
@@ -130,11 +120,11 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
     ("why", "how") leads with the stretch of its sentence the question does not hold (`unasked_stretch`). Comparisons
     ("which is older, A or B?") and yes/no questions about named subjects are answered from each subject's sentences
     (`comparison`). A multi-hop question is followed through up to three sentences, each of another chunk about a name
-    the previous one brought in (`_hops`; from the chunk about the question's subject when the best sentence is about a
-    namesake), and answered from the last hop when the first one's span was the name that led there; when no short
-    answer beyond the question's own names was found, a cited sentence whose subject is a pronoun or a short form of its
-    chunk's title answers with the full name the chunk opens with (`subject_answer`). Sentences are taken whole: a
-    chunk that starts inside a sentence borrows it from its neighbouring chunk; the same sentence from two overlapping
+    the previous one brought in (`further_hops`; from the chunk about the question's subject when the best sentence is
+    about a namesake), and answered from the last hop when the first one's span was the name that led there; when no
+    short answer beyond the question's own names was found, a cited sentence whose subject is a pronoun or a short form
+    of its chunk's title answers with the full name the chunk opens with (`subject_answer`). Sentences are taken whole:
+    a chunk that starts inside a sentence borrows it from its neighbouring chunk; the same sentence from two overlapping
     chunks is used once, cited to the higher-ranked chunk. When no sentence supports a part, the answer says which part
     the sources do not answer.
 
@@ -645,7 +635,7 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
             # The best sentence is about another subject sharing a word of the question's name, and a sentence of the
             # chunk about that name scored too ("Drew Fuller stared in ..."; "The Drew Pearson Show was ..."): the
             # chain starts there ...
-            start = _subject_start(first, all_scored, question) if len(picks) == 1 and scoring.on("chain") else None
+            start = subject_start(first, all_scored, question) if len(picks) == 1 and scoring.on("chain") else None
             if start is not None:
                 # ... in place of the sentence about another subject, whose span answered nothing asked of it.
                 used.discard(id(first))
@@ -656,7 +646,7 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
                 first, span = start, ""
                 fellows = [candidate for _, candidate, _ in all_scored if candidate.number == start.number]
             hops = (
-                _hops(first, part, pool, question.question_terms, weights, used, room, fellows, scoring)
+                further_hops(first, part, pool, question.question_terms, weights, used, room, fellows, scoring)
                 if scoring.on("chain")
                 else []
             )
@@ -676,7 +666,7 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
                         continue
                     found = hop.span
                     if not found and not part.wants_span and (part.focus or part.kind in PHRASE_KINDS):
-                        crossed = _brought_in(first, *(earlier.sentence for earlier in hops[:position]))
+                        crossed = brought_in(first, *(earlier.sentence for earlier in hops[:position]))
                         asked_terms = question.question_terms | crossed
                         found = phrase_span(hop.sentence.text, part, asked_terms, self._model, scoring)
                     if found:
@@ -687,11 +677,11 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
                     links = [first]
                     for hop in hops[: last + 1]:
                         links += [sentence for sentence in (hop.via, hop.sentence) if sentence not in links]
-                    found_how[0]["links"] = [(link, _link_score(link, hops, found_how[0]["score"])) for link in links]
+                    found_how[0]["links"] = [(link, link_score(link, hops, found_how[0]["score"])) for link in links]
             if len(used) < self.max_sentences and scoring.on("relation"):
                 # A second subject the question names ("... by Aldric and Osmund Varne, he was a count of which
                 # town?"): the sentence of the chunk about it that adds most to the question joins the answer.
-                other = _relation_sentence([sentence for sentence, _ in chosen], pool, question, weights, used)
+                other = relation_sentence([sentence for sentence, _ in chosen], pool, question, weights, used)
                 if other is not None:
                     used.add(id(other))
                     chosen.append((other, top))
@@ -706,7 +696,7 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
                     shorts[position] = (found, sentence.number, "stretch")
         if len(used) < self.max_sentences:
             spans = {text for text, _, _ in shorts.values()}
-            for score, candidate in _further_sentences(
+            for score, candidate in further_sentences(
                 all_scored, used, unanchored, spans, question.question_terms, top, scoring
             ):
                 if len(used) >= self.max_sentences:
@@ -914,250 +904,9 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
 PHRASE_KINDS = frozenset({"who", "where"})
 
 
-def _link_score(sentence: Sentence, hops: list[_Hop], first_score: float) -> float:
-    """A chain link's score: its hop's, or the first sentence's own."""
-    return next((hop.score for hop in hops if sentence in (hop.sentence, hop.via)), first_score)
-
-
-@dataclass
-class _Hop:
-    """A later hop of a multi-hop answer: its sentence, the bridge terms that led to it, and what it adds."""
-
-    sentence: Sentence
-    score: float
-    bridge: frozenset[str]  # the terms of the earlier hop's name that this sentence holds
-    gain: float  # its share of the question's weighted terms that no earlier hop held
-    span: str  # a span of the asked kind that names none of the bridges ("" when none, or not read)
-    via: Sentence  # the sentence that named the bridge
-    about: float  # how much of the bridge's name it holds, weighed by rarity
-
-
-def _hops(
-    first: Sentence,
-    part: QuestionPart,
-    pool: list[Sentence],
-    question_terms: frozenset[str],
-    weights: dict[str, float],
-    used: set[int],
-    room: int,
-    companions: list[Sentence],
-    scoring: AnswerScoring,
-) -> list[_Hop]:
-    """The further hops of a multi-hop question, each a sentence of another chunk: from the sentence at hand, a name
-    it brings in that the question does not hold (the bridge: "... shot the film Maximum Overdrive") leads to a
-    sentence about that name, preferably one holding question words no earlier hop held ("... directed by Stephen
-    King") and a span of the asked kind. The first bridge may also be named by a `companion` (a supporting sentence
-    of the first one's chunk: "He played for the Philadelphia Eagles"). At most MAX_HOPS sentences in all, and `room`
-    further ones; a hop after the second, or to a chunk of the first one's own document, must add MIN_HOP_GAIN of the
-    question. The sentences taken are added to `used`."""
-    total = sum(weights.values())
-    if total <= 0:
-        return []
-    frequency = Counter(term for sentence in pool for term in sentence.terms | sentence.title_terms)
-    # The chunks' titles name things too ("a carrier-borne fighter" leads to the chunk titled "Aircraft carrier").
-    headings = {sentence.heading for sentence in pool if sentence.heading}
-    hops: list[_Hop] = []
-    known = set(question_terms)
-    covered = set(first.terms | first.title_terms)
-    numbers = {first.number}
-    sources = [first, *companions]
-    while len(hops) < min(room, MAX_HOPS - 1):
-        names = [
-            (name - known, source)
-            for source in sources
-            for name in _names_of(source) + _headings_held(source, headings, frequency, len(pool))
-        ]
-        names = [(name, source) for name, source in names if name]
-        if not names:
-            break
-        bridge = frozenset().union(*(name for name, _ in names))
-        residual = {term: weight for term, weight in weights.items() if term not in covered}
-        found = []
-        for candidate in pool:
-            if candidate.number in numbers or id(candidate) in used:
-                continue
-            # The name it is most about, each term weighed by its rarity ("American" leads almost anywhere).
-            # A name its chunk's title holds first: that is what the chunk is about.
-            about, held, via, titled = 0.0, frozenset(), first, False
-            for name, source in names:
-                share = _rare_share(name, candidate.terms | candidate.title_terms, frequency, len(pool))
-                if share and (bool(name & candidate.heading), share) > (titled, about):
-                    about, held, via = share, name & (candidate.terms | candidate.title_terms), source
-                    titled = bool(name & candidate.heading)
-            if not held or _sibling(candidate.heading, first.heading, held):
-                continue
-            gain = share_of(residual, candidate) * sum(residual.values()) / total if residual else 0.0
-            # A later hop, or a sentence of the first one's own document (the same subject, not the bridge's), must
-            # add to the question; else the sentences the question itself scores best follow the first one.
-            if gain < MIN_HOP_GAIN and (hops or (first.heading and candidate.heading == first.heading)):
-                continue
-            if via is not sources[0] and (
-                len(hops) + 2 > room or gain < MIN_HOP_GAIN or not held & candidate.title_terms
-            ):
-                continue  # a companion is cited too: only for a chunk about its name that adds to the question
-            found.append((HOP_GAIN_WEIGHT * gain + about + candidate.cosine, candidate, held, gain, via, about))
-        if not found:
-            break
-        found.sort(key=lambda item: (-item[0], item[1].rank))
-        crossed = frozenset(known | bridge) - question_terms
-        read = []
-        for score, candidate, held, gain, via, about in found[:HOP_PARSED]:
-            # The asked kind in a sentence about the bridge: the answer the chain was looking for.
-            span = (
-                ranked_answer_span(candidate.text, part, frozenset(known | bridge), scoring)[0]
-                if part.wants_span
-                else ""
-            )
-            if span and terms_of(span) & crossed:
-                span = ""
-            gained = scoring.sentence_score({"kind_found": float(bool(span))})
-            read.append(_Hop(candidate, score + gained, held, gain, span, via, about))
-        best = max(read, key=lambda hop: hop.score)
-        hops.append(best)
-        used.add(id(best.sentence))
-        known |= bridge
-        covered |= best.sentence.terms | best.sentence.title_terms
-        numbers.add(best.sentence.number)
-        if best.via is not sources[0]:
-            room -= 1  # the companion is cited before the hop
-            used.add(id(best.via))
-            covered |= best.via.terms | best.via.title_terms
-        sources = [best.sentence]
-    return hops
-
-
-def _subject_start(
-    first: Sentence, scored: list[tuple[float, Sentence, QuestionPart]], question: QuestionAnalysis
-) -> Sentence | None:
-    """The best-scored sentence of a chunk about the question's subject when `first` is about another subject that
-    only shares a word of its name ("The Drew Pearson Show was ..." for "Drew Fuller stared in ..."): a chunk whose
-    title shares a word with `first`'s title and holds a name of the question that `first` lacks, while the rest of
-    `first`'s title is not in the question. None when there is no such chunk among the scored ones."""
-    named = [
-        item
-        for item in scored
-        if item[1].heading & first.heading
-        and (item[1].heading - first.terms - first.title_terms) & question.anchor_terms
-        and not (first.heading - item[1].heading) & question.question_terms
-    ]
-    return max(named, key=lambda item: (item[0], -item[1].rank))[1] if named else None
-
-
-def _sibling(heading: frozenset[str], first: frozenset[str], held: frozenset[str]) -> bool:
-    """Whether a chunk titled `heading` is about another member of the first hop's family ("Heinkel HD 26" on a
-    chain that started at "Heinkel HD 23") that the bridge terms `held` do not name: a hop there only shares words."""
-    return bool(heading & first) and heading != first and not held & heading
-
-
-def _relation_sentence(
-    chosen: list[Sentence],
-    pool: list[Sentence],
-    question: QuestionAnalysis,
-    weights: dict[str, float],
-    used: set[int],
-) -> Sentence | None:
-    """When no chosen sentence holds the relation the question asks for, the sentence that adds MIN_HOP_GAIN of the
-    question's weighted terms and most of the relation, from a chunk titled with another name of the question ("... by
-    Aldric and Osmund Varne, he was a count of which town?") or, holding some of the relation, from a chosen
-    sentence's chunk; None when there is none."""
-    total = sum(weights.values())
-    if total <= 0:
-        return None
-    covered = frozenset().union(*(sentence.terms | sentence.title_terms for sentence in chosen))
-    residual = {term: weight for term, weight in weights.items() if term not in covered}
-    gains = {
-        id(candidate): gain
-        for candidate in pool
-        if id(candidate) not in used
-        and (gain := share_of(residual, candidate) * sum(residual.values()) / total if residual else 0.0)
-        >= MIN_HOP_GAIN
-    }
-    if not gains:
-        return None  # nothing could join, whatever the relation: the question's parse is spared
-    relation = relation_terms(question.question) - question.anchor_terms
-    if not relation or any(relation <= sentence.terms for sentence in chosen):
-        return None
-    numbers = {sentence.number for sentence in chosen}
-    headings = {sentence.heading for sentence in chosen}
-    best, best_score = None, 0.0
-    for candidate in pool:
-        asked = len(relation & candidate.terms) / len(relation)
-        heading = candidate.heading
-        # A chunk about another name of the question may answer in its own words; a chosen chunk must hold the relation.
-        named = heading and heading not in headings and heading <= question.question_terms
-        if id(candidate) not in gains or not (named or (asked and candidate.number in numbers)):
-            continue
-        score = HOP_GAIN_WEIGHT * gains[id(candidate)] + RELATION_WEIGHT * asked + candidate.cosine
-        if score > best_score:
-            best, best_score = candidate, score
-    return best
-
-
-def _further_sentences(
-    scored: list[tuple[float, Sentence, QuestionPart]],
-    used: set[int],
-    unanchored: set[int],
-    spans: set[str],
-    question_terms: frozenset[str],
-    top: float,
-    scoring: AnswerScoring,
-) -> list[tuple[float, Sentence]]:
-    """The sentences that may follow the chosen ones, best first, each scoring RELATIVE_CUTOFF of the best once
-    scored again: its off-subject weight taken back, and the scoring's `further_bonus` for a span of the asked kind
-    the answer does not give yet (the first sentence's span may be the wrong one: the next one offers another)."""
-    ranked: dict[int, tuple[float, Sentence]] = {}
-    read: list[tuple[Sentence, QuestionPart]] = []
-    for score, candidate, part in sorted(scored, key=lambda item: (-item[0], item[1].rank)):
-        if id(candidate) in used or id(candidate) in ranked:
-            continue
-        taken_back = -scoring.weight("sentence", "off_subject") if id(candidate) in unanchored else 0.0
-        ranked[id(candidate)] = (score + taken_back, candidate)
-        if part.wants_span and len(read) < FURTHER_PARSED:
-            read.append((candidate, part))
-    bonus = scoring.further_bonus if scoring.on("further_kind") else 0.0
-    for candidate, part in read if bonus else []:
-        found, _ = ranked_answer_span(candidate.text, part, question_terms, scoring)
-        if found and found not in spans:
-            ranked[id(candidate)] = (ranked[id(candidate)][0] + bonus, candidate)
-    kept = [item for item in ranked.values() if item[0] >= RELATIVE_CUTOFF * top]
-    return sorted(kept, key=lambda item: (-item[0], item[1].rank))
-
-
 def _asks_a_name(part: QuestionPart) -> bool:
     """Whether the part asks who or what something is (a name or a kind), not when, where or how many."""
     return part.kind in {"who", "what", "which"} and bool(part.focus or part.labels)
-
-
-def _names_of(sentence: Sentence) -> list[frozenset[str]]:
-    """The terms of each name the sentence brings in (capitalised word runs after its first word)."""
-    return [terms_of(name) for name in _NAME.findall(sentence.text.split(" ", 1)[-1]) if terms_of(name)]
-
-
-def _headings_held(
-    sentence: Sentence, headings: set[frozenset[str]], frequency: dict[str, int], total: int
-) -> list[frozenset[str]]:
-    """The titles of other chunks whose (rarity-weighed) terms the sentence mostly holds: names it brings in
-    without capitals. The words a title shares with the sentence's own chunk's title do not count: "Heinkel HD 26" is
-    not named by a sentence about the Heinkel HD 23."""
-    return [
-        heading
-        for heading in headings
-        if heading != sentence.heading
-        and _rare_share(heading - sentence.heading, sentence.terms, frequency, total) >= MIN_BRIDGE_SHARE
-    ]
-
-
-def _rare_share(name: frozenset[str], held: frozenset[str], frequency: dict[str, int], total: int) -> float:
-    """The share of `name`'s terms in `held`, each weighed by its inverse frequency among `total` sentences; a name
-    of one common word is worth less than a name of one word no other sentence holds."""
-    weights = {term: math.log(1.0 + total / (1 + frequency.get(term, 0))) for term in name}
-    whole = max(sum(weights.values()), math.log(1.0 + total))
-    return sum(weight for term, weight in weights.items() if term in held) / whole
-
-
-def _brought_in(*sentences: Sentence) -> frozenset[str]:
-    """The terms of the names the sentences bring in (capitalised word runs after each one's first word)."""
-    return frozenset().union(*(name for sentence in sentences for name in _names_of(sentence)))
 
 
 def _a_name(link: dict[str, Any]) -> bool:
