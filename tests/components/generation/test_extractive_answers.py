@@ -12,12 +12,12 @@ from haystack import Document
 from components.generation import CitationChecker, ExtractiveAnswerGenerator
 from components.generation.answer_sentences import _from_neighbour, _heading_line, terms_of
 from components.generation.answer_wording import ABSTENTION_PREFIX, UNSURE_NOTE
-from components.generation.extractive_answer_generator import (
+from components.generation.chain_reading import (
     _a_name,
-    _answers_its_clause,
     _bridge_sentences,
     _mostly_bridge,
     _names_bridge,
+    answers_its_clause,
 )
 from components.generation.question_analysis import analyze_question, question_form
 from components.generation.span_rules import (
@@ -1421,9 +1421,9 @@ class TestDirectReadingOfADescription:
         # said to hold none of them, and the description's sentence may answer the whole question.
         question = "Who owns the company that owns Tarrow Mills?"
         sentence = "Tarrow Mills is owned by a holding company, which is owned by Ada Quill."
-        assert not _answers_its_clause(question, sentence)
+        assert not answers_its_clause(question, sentence)
         governor = "Who was governor when the area where Tarrow Ridge Wind Farm is located became a province?"
-        assert _answers_its_clause(governor, "The Tarrow Ridge Wind Farm is located in Ossel county.")
+        assert answers_its_clause(governor, "The Tarrow Ridge Wind Farm is located in Ossel county.")
 
     def test_a_date_is_no_bridge_to_cross(self):
         # "the public beta of Quorra" is answered by a date: nothing to ask further of, the direct reading stands.
