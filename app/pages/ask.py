@@ -11,7 +11,7 @@ from app import services
 from app.agent_mode import agent_mode
 from app.document_text import plain, show_text
 from components.contracts.selection import DEFAULT_SOURCES
-from components.generation.extractive_answer_generator import UNSURE_PREFIX
+from components.generation.answer_wording import UNSURE_PREFIX
 
 SOURCE_LABELS = {
     "kb": "Knowledge base",

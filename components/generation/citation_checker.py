@@ -10,8 +10,7 @@ from typing import Any
 from haystack import Document, component
 
 from components.contracts import RankedDocuments, documents_of
-from components.generation.cited_answer_builder import CITATION_MARK, cited_numbers
-from components.generation.extractive_answer_generator import (
+from components.generation.answer_wording import (
     ABSTENTION_PREFIX,
     NO_EVIDENCE_ANSWER,
     NO_SOURCES_ANSWER,
@@ -22,6 +21,7 @@ from components.generation.extractive_answer_generator import (
     UNSURE_PREFIX,
     cite_sentence,
 )
+from components.generation.cited_answer_builder import CITATION_MARK, cited_numbers
 from components.resilience.scheduling import async_twin
 from components.serialization import InitParameterSerialization
 from components.settings import setting_or

@@ -4,26 +4,42 @@ from __future__ import annotations
 
 import math
 import re
-import unicodedata
 from collections import Counter
-from dataclasses import asdict, dataclass
-from functools import lru_cache
+from dataclasses import asdict
 from typing import Any
 
 from haystack import Document, component, logging
-from spacy.tokens import Span
 
 from components.embedding import get_embedding_model
 from components.generation.answer_confidence import AnswerConfidence, part_features
 from components.generation.answer_evidence import TOP_SENTENCES, MeaningCache, evidence_features
 from components.generation.answer_scoring import AnswerScoring
+from components.generation.answer_sentences import Sentence, candidate_sentences, part_weights, share_of, terms_of
+from components.generation.answer_wording import (
+    NO_EVIDENCE_ANSWER,
+    NO_SOURCES_ANSWER,
+    UNSURE_NOTE,
+    UNSURE_PART_LINE,
+    abstain,
+    cite_sentence,
+    state_chain,
+)
+from components.generation.chain_reading import ChainReading, answers_its_clause, is_last_bridge, read_off_hop
 from components.generation.comparison import compare, yes_no
+from components.generation.further_sentences import (
+    MIN_BRIDGE_SHARE,
+    MIN_HOP_GAIN,
+    RELATIVE_CUTOFF,
+    brought_in,
+    further_hops,
+    further_sentences,
+    link_score,
+    relation_sentence,
+    subject_start,
+)
 from components.generation.graph_kinds import graph_kinds, names_no_doer
 from components.generation.name_labels import other_label
 from components.generation.question_analysis import (
-    LIGHT_NOUNS,
-    PLACE_LABELS,
-    WH_WORDS,
     YES_NO_STARTS,
     QuestionAnalysis,
     QuestionPart,
@@ -31,155 +47,55 @@ from components.generation.question_analysis import (
     existential_part,
     question_form,
 )
-from components.generation.question_chain import CLAUSE_DEPS, decompose
-from components.generation.question_gap import (
-    KIND_OF,
-    PLACE_PREPOSITIONS,
-    SUBJECT_DEPS,
-    WH_PHRASE_WORDS,
-    YEARS,
-    action_phrase,
-    closed,
-    counted_noun,
-    counted_nouns,
-    fill_gap,
-    fill_gap_token,
-    phrase_text,
-    phrase_tokens,
-    question_gap,
-    term_of,
-    unasked_stretch,
-    untitled_start,
-)
+from components.generation.question_gap import fill_gap, question_gap, unasked_stretch
 from components.generation.span_choice import (
     RULE_WAYS,
     SPAN_CHOICES,
     SpanModel,
     choose_span,
-    pronoun_antecedent,
-    pronoun_doer,
     rate_span,
     rated_candidates,
     switch_span,
 )
+from components.generation.span_rules import (
+    alternatives,
+    bare_span,
+    folded,
+    phrase_span,
+    pronoun_doers,
+    ranked_answer_span,
+    repeats_question,
+    subject_answer,
+)
 from components.serialization import InitParameterSerialization
 from components.settings import DEFAULT_EMBEDDING_MODEL
-from components.text import bm25
-from components.text.analyzer import STOP_WORDS, terms
-from components.text.language import (
-    VALUE_LABELS,
-    chunk_sentence_spans,
-    chunk_sentences,
-    language_pipeline,
-    parse,
-    parse_question,
-    parse_syntax,
-    sentence_spans,
-)
+from components.text.analyzer import terms
+from components.text.language import parse, parse_question, sentence_spans
 from components.validation import within
 
 logger = logging.getLogger(__name__)
 
-# Every abstention the product writes starts with this, so the citation check can tell it from a claim.
-ABSTENTION_PREFIX = "The sources do not answer"
-NO_SOURCES_ANSWER = f"{ABSTENTION_PREFIX} this: no source returned anything for this question."
-NO_EVIDENCE_ANSWER = f"{ABSTENTION_PREFIX} this question; the closest passages are listed below."
-# An answer whose short answer fell below the confidence threshold says so with a sentence starting with this.
-UNSURE_PREFIX = "Not sure of the short answer"
-# The line an answer without a headline gives after its best cited sentence.
-UNSURE_NOTE = f"{UNSURE_PREFIX}; the cited sentences are what the sources say."
-# The lines that name parts of the question (`str.format` fields: `part` is a part's words; `parts` are the parts'
-# words, each quoted, joined by "; "): a part below the confidence threshold, the parts no sentence answers (the rest
-# are answered), and the parts of a question none of whose parts is answered.
-UNSURE_PART_LINE = f'{UNSURE_PREFIX} to "{{part}}".'
-PARTIAL_ABSTENTION = f"{ABSTENTION_PREFIX} this part of the question: {{parts}}."
-PARTS_ABSTENTION = f"{ABSTENTION_PREFIX} this question ({{parts}}); the closest passages are listed below."
 _NO_SHORT_ANSWER: dict[str, Any] = {"short_answer": "", "short_answer_confidence": None, "parts": []}
 
 # A sentence's score and a span's cost are weighted sums of named features whose weights are fitted
-# (`answer_scoring`: `research fit scoring`); what follows are the term weights inside a sentence's share and the
-# reading budgets.
-# Terms of the question's other parts ("... and who develops it?" is about the first part's subject) count half.
-OTHER_PART_WEIGHT = 0.5
-# The names the question is about weigh this many times their IDF: a sentence about another subject is wrong
-# however many of the other words it shares ("first released" in a sentence about another library).
-ANCHOR_WEIGHT = 2.0
-# A term found only in the chunk's title (the subject a sentence's "it" refers to) counts this much.
-TITLE_WEIGHT = 0.5
+# (`answer_scoring`: `research fit scoring`); what follows are the reading budgets.
 # Sentences parsed for answer spans per part: the best few by terms and meaning (spaCy costs ~5 ms a sentence).
 PARSED_PER_PART = 3
 # How many of the top chunks a later hop's sentence may come from.
 BRIDGE_CHUNKS = 10
-# A multi-hop answer follows at most this many sentences (MuSiQue-style questions take 2-4 hops) ...
-MAX_HOPS = 3
-# ... each later one holding at least this share of the question's weighted terms that no earlier hop held.
-MIN_HOP_GAIN = 0.1
-# What a hop adds to the question counts this many times the share of the bridge's name it holds.
-HOP_GAIN_WEIGHT = 2.0
-# A hop takes over the short answer only through a name it holds this much of (by rarity: not "United States").
-MIN_BRIDGE_SHARE = 0.5
-# The best few sentences about a bridge are read for a span of the asked kind.
-HOP_PARSED = 2
-# A sentence added for the relation the question asks ("whose godfather", "what medal") gains this much times the
-# share of the relation's terms it holds.
-RELATION_WEIGHT = 1.0
-# Further sentences join the answer only when they score this share of the best one.
-RELATIVE_CUTOFF = 0.5
-# A further sentence holding a span of the asked kind the answer does not give yet gains the scoring's `further_bonus`
-# (of the few best read); one naming none of the question's subjects takes back its off-subject weight (the
-# sentences before it named them).
-FURTHER_PARSED = 4
 # When fitting, this many of a part's best sentences are logged with their features (all of them read for spans).
 LOGGED_SENTENCES = 8
-# Without a stored sentence vector a sentence takes its chunk's relevance, slightly discounted.
-UNSTORED_COSINE_FACTOR = 0.8
-_LOWER_START = re.compile(r"^(?:[\"'(\[]?[a-z]|[,;:)\]])")
-_PRONOUN_START = re.compile(r"^(?:it|its|he|his|she|her|they|their|this|these|the company|the project)\b", re.I)
-# The start of a text that opens on a blank line (a paragraph break).
-_BLANK_LINE = re.compile(r"[ \t]*\n[ \t]*\n")
-# A sentence's closing punctuation (or a colon or semicolon opening what follows, or an ellipsis), perhaps followed by
-# closing quotes and brackets and by reference marks ("in 2015.[4]").
-_CLOSING = re.compile(r"[.!?:;\u2026][\"'\u201d\u2019)\]]*(?:\s*\[\w{1,4}\])*$")
-# Capitalised word sequences after a sentence's first word: the names a sentence brings in, without a parse.
-_NAME = re.compile(r"[A-Z][\w'&-]*(?:\s+(?:of\s+|the\s+|de\s+|von\s+|van\s+)?[A-Z][\w'&-]*)*")
-# A title's trailing disambiguation ("Brand (play)") is not part of the name.
-_DISAMBIGUATION = re.compile(r"\s*\([^)]*\)\s*$")
-_TIME_UNITS = frozenset(terms("seconds minutes hours days weeks months years decades centuries"))
-# What a question sets aside: "Besides X, what ...?", "Along with X, ...?", "X and which other ...?".
-_SET_ASIDE = re.compile(
-    r"\b(?:besides|in addition to|along with|apart from|other than|aside from|as well as|together with)\s+([^,?]+)",
-    re.I,
-)
-_AND_OTHER = re.compile(r"([^,?]+?),?\s+(?:and|or)\s+(?:what|which|who)\s+(?:other|else)\b", re.I)
-_PERSONAL = frozenset({"it", "he", "she", "they"})
-# A sentence opening with a subject pronoun ("He has sold ..."): its claim is said of what the pronoun stands for. A
-# possessive ("Its first school opened ...") says it of another thing, that one's.
-_PERSONAL_START = re.compile(r"(?:it|he|she|they)\b", re.I)
-_PERSONAL_WORD = re.compile(r"\b(?:it|he|she|they)\b", re.I)
+
+# Parts that take a phrase as their short answer when the chosen sentence holds no entity of their kind (a
+# "what"/"which" does when it names what it asks for: its `focus`).
+PHRASE_KINDS = frozenset({"who", "where"})
 _ALTERNATIVE = re.compile(r"\bor\b", re.I)
 # A yes/no word where a sentence of the question may open with it, as the first word the yes/no check reads.
 _MAY_ASK_YES_NO = re.compile(rf"(?<![A-Za-z])(?:{'|'.join(sorted(YES_NO_STARTS))})(?: |$)", re.I)
-_COORDINATION = re.compile(r"^\s*(?:,\s*(?:and\s+|or\s+)?|and\s+|or\s+|&\s+)$")
-
-
-@dataclass
-class _Sentence:
-    """One candidate sentence of the answer, whole, with the chunk ([n]) it is cited from."""
-
-    text: str
-    number: int  # 1-based position of the cited chunk in `documents`
-    rank: int  # 0-based position of that chunk
-    cosine: float
-    terms: frozenset[str]
-    title_terms: frozenset[str]  # the chunk's title, and the sentence before when this one opens with a pronoun
-    stored: bool  # the cosine is the sentence's own (a stored in-context vector), not its chunk's
-    heading: frozenset[str] = frozenset()  # the chunk's title alone
-    before: frozenset[str] = frozenset()  # the sentence before it in its chunk
-    before_text: str = ""  # that sentence's text
 
 
 @component
-class ExtractiveAnswerGenerator(InitParameterSerialization):
+class ExtractiveAnswerGenerator(InitParameterSerialization, ChainReading):
     """Answers from the top chunks' own sentences: the short answer (a name, date, number or place) first, then
     the supporting sentence of each part of the question, each citing its chunk as [n].
 
@@ -195,11 +111,11 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
     ("why", "how") leads with the stretch of its sentence the question does not hold (`unasked_stretch`). Comparisons
     ("which is older, A or B?") and yes/no questions about named subjects are answered from each subject's sentences
     (`comparison`). A multi-hop question is followed through up to three sentences, each of another chunk about a name
-    the previous one brought in (`_hops`; from the chunk about the question's subject when the best sentence is about a
-    namesake), and answered from the last hop when the first one's span was the name that led there; when no short
-    answer beyond the question's own names was found, a cited sentence whose subject is a pronoun or a short form of its
-    chunk's title answers with the full name the chunk opens with (`_subject_answer`). Sentences are taken whole: a
-    chunk that starts inside a sentence borrows it from its neighbouring chunk; the same sentence from two overlapping
+    the previous one brought in (`further_hops`; from the chunk about the question's subject when the best sentence is
+    about a namesake), and answered from the last hop when the first one's span was the name that led there; when no
+    short answer beyond the question's own names was found, a cited sentence whose subject is a pronoun or a short form
+    of its chunk's title answers with the full name the chunk opens with (`subject_answer`). Sentences are taken whole:
+    a chunk that starts inside a sentence borrows it from its neighbouring chunk; the same sentence from two overlapping
     chunks is used once, cited to the higher-ranked chunk. When no sentence supports a part, the answer says which part
     the sources do not answer.
 
@@ -289,7 +205,7 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
         A question that names what it asks about through a description ("Who directed the film that was shot in
         ...?") and gets no sure short answer read directly is answered as a chain (`_chain_answer`): each hop asked
         on its own, the answer stating the bridges it crossed with their citations, as sure as its weakest link. A
-        sure direct reading of such a question whose span answers the description instead (`_read_off_hop`) gives way
+        sure direct reading of such a question whose span answers the description instead (`read_off_hop`) gives way
         to the chain, or is held back when the chain fails (`_held_back`: no headline and no confidence).
 
         :param query: the question.
@@ -319,7 +235,7 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
             # The chain stops at its first hop, whose answer is no name to ask further of ("What is the area where
             # the Tarrow wind farm is located?" read as "86" turbines). Another span read off the very sentence that
             # answered that description by its clause, a sentence holding none of what the rest of the question asks
-            # of the described thing (`_answers_its_clause`), answers the description, not the question ("Ossel and
+            # of the described thing (`answers_its_clause`), answers the description, not the question ("Ossel and
             # Brandwick counties" for who was governor when the area became a province): it is held back, as below.
             # The hop's own answer again ("May 2015" for "When did the public beta of X come out?") puts the cut in
             # doubt, not the direct reading: it stands. (A later hop that stops leaves the bridges before it in doubt
@@ -330,193 +246,25 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
                 and evidence is not None
                 and span
                 and evidence[0] == stopped["sentence"]
-                and not _is_last_bridge(span, [stopped])
-                and _answers_its_clause(question, stopped["sentence"])
+                and not is_last_bridge(span, [stopped])
+                and answers_its_clause(question, stopped["sentence"])
             ):
                 return _held_back(direct, held)
             return direct
         # A direct reading stands when sure, unless its span answers a description of the question rather than the
         # question ("When was the company that acquired X founded?" read off the sentence saying when X was acquired):
         # then, as for a reading not sure, the chain is read, and when it fails such a span is held back (`_held_back`).
-        read_off = evidence is not None and bool(span) and _read_off_hop(span, evidence[0], links)
+        read_off = evidence is not None and bool(span) and read_off_hop(span, evidence[0], links)
         # A sure span that is the last bridge itself may be the answer of a question cut where it should not be ("the
         # name of the river that ..."), so it is not held back; but where the chain reads a further link from a
         # sentence naming that bridge, the direct reading answered the description, and the chain is the answer.
-        last_bridge = bool(span) and _is_last_bridge(span, links)
+        last_bridge = bool(span) and is_last_bridge(span, links)
         if direct["parts"][0]["sure"] and not read_off and not last_bridge:
             return direct
         chained = self._chained(query, links, self._last_link(question, documents, links))
         if chained is not None:
             return chained
         return _held_back(direct, held) if read_off else direct
-
-    def _chain_answer(self, query: str, documents: list[Document]) -> dict[str, Any] | None:
-        """The question answered hop by hop through its descriptions (`question_chain.decompose`): the innermost
-        description asked first as a question of its own, its short answer (the bridge) put in its place, and so on
-        up to MAX_HOPS links; the last question's short answer is the answer. Each link is rated by the fitted
-        confidence as the single-hop answer it is, and the chain is as sure as its weakest link. None when the
-        question holds no description, a hop finds no new name, or the last link is not a sentence of its own that
-        names the bridge it crossed."""
-        found = self._hops(query, documents)
-        if found is None:
-            return None
-        links, question = found
-        return self._chained(query, links, self._last_link(question, documents, links))
-
-    def _hops(self, query: str, documents: list[Document]) -> tuple[list[dict[str, Any]], str] | None:
-        """The links of a chain question's descriptions, innermost first (`_link` each), and the question left with
-        the last bridge in its description's place; None when the question holds no description or a hop finds no
-        new name."""
-        walked = self._walk_hops(query, documents)
-        if walked is None or walked[2] is not None:
-            return None  # no description, or a hop with no bridge, the hop's own name again or no name to ask more of
-        links, question, _, _ = walked
-        return (links, question) if links else None
-
-    def unanswered_hop(self, query: str, documents: list[Document]) -> tuple[str, str] | None:
-        """The first link of a chain question that `documents` leave unanswered, as the question to retrieve for: the
-        later hop's question with the bridge an earlier link found in its description's place ("Where was Ilsa Varga
-        born?"), and that bridge. None when the question is no chain (`question_chain.decompose`), its first hop finds
-        no bridge in `documents` (nothing to fill in), or every link is answered there, the chain sure. What a
-        per-hop retrieval asks (`HopRetriever`); reads the chunks as `run` does and answers nothing."""
-        walked = self._walk_hops(query, documents) if self.scoring.on("decompose") else None
-        if walked is None or not walked[0]:
-            return None
-        links, question, unanswered, _ = walked
-        if unanswered is not None:
-            # A later hop the chunks do not answer is asked with its bridge; a first one has none to ask with.
-            return unanswered, links[-1]["span"]
-        chained = self._chained(query, links, self._last_link(question, documents, links))
-        if chained is not None and chained["parts"][0]["sure"]:
-            return None
-        return question, links[-1]["span"]
-
-    def _walk_hops(
-        self, query: str, documents: list[Document]
-    ) -> tuple[list[dict[str, Any]], str, str | None, dict[str, Any] | None] | None:
-        """The chain's links read from `documents`, innermost first, the question left with the last bridge in its
-        description's place, the first hop they leave unanswered (no bridge, the hop's own name again, or no name
-        to ask more of; None when every hop was read) and that hop's own reading when it had one (a span that is no
-        name to ask further of, or the hop's own name again; else None). None for a question that is no chain."""
-        if question_form(query) in {"yes_no", "choice"}:
-            return None
-        links: list[dict[str, Any]] = []
-        question = query
-        while len(links) < MAX_HOPS - 1 and (cut := decompose(question)) is not None:
-            link = self._link(cut.hop, documents, links[-1]["span"] if links else "")
-            if link is not None:
-                link = _described_by_its_noun(cut.hop, link, documents)
-            if link is None or _terms_of(link["span"]) & _name_terms(cut.hop) or not _a_name(link):
-                return links, question, cut.hop, link
-            links.append(link)
-            question = cut.rest(link["span"])
-        return links, question, None, None
-
-    def _chained(self, query: str, links: list[dict[str, Any]], last: dict[str, Any] | None) -> dict[str, Any] | None:
-        """The chain's answer from its hops' links and its last link (see `_chain_answer`), or None."""
-        if last is None:
-            return None
-        bridge = _terms_of(links[-1]["span"])
-        if _mostly_bridge(last["span"], links[-1]["span"]) or not _names_bridge(last, bridge):
-            return None  # the answer is the bridge again (`_mostly_bridge`), or its sentence does not name the bridge
-        if last["sentence"] in {link["sentence"] for link in links}:
-            return None  # one sentence answers the whole question: no chain to state
-        links = [*links, last]
-        weakest = min(links, key=lambda link: link["confidence"])
-        confidence = weakest["confidence"]
-        sure = confidence >= self.threshold
-        chain = [cite_sentence(link["sentence"], link["number"]) for link in links]
-        lines = [f"{last['span']} [{last['number']}]."] if sure else []
-        lines.append(_state_chain(chain))
-        if not sure:
-            lines.append(UNSURE_NOTE)
-        part = {
-            "question": query,
-            "short_answer": last["span"],
-            "short_answer_confidence": round(confidence, 4),
-            "sure": sure,
-            "features": weakest["features"],
-        }
-        return {
-            "replies": [" ".join(lines)],
-            "short_answer": last["span"] if sure else "",
-            "short_answer_confidence": round(confidence, 4),
-            "parts": [part],
-        }
-
-    def _last_link(
-        self, question: str, documents: list[Document], links: list[dict[str, Any]]
-    ) -> dict[str, Any] | None:
-        """The chain's last link: `question` (the rest, with the last bridge in place) read about that bridge, past the
-        earlier links' sentences that say nothing asked of it (`_bridge_sentences`)."""
-        return self._link(question, documents, links[-1]["span"], _bridge_sentences(question, links))
-
-    def _link(
-        self, question: str, documents: list[Document], bridge: str = "", read: frozenset[str] = frozenset()
-    ) -> dict[str, Any] | None:
-        """One hop of a chain: the single-hop answer to `question` (no chain of its own), its short answer, the
-        sentence it was read from and that sentence's chunk number, and its fitted confidence; None without one.
-        With a `bridge` (the name an earlier hop found), the chunks naming it are read first, in their order: the
-        chunks were ranked for the whole question, and the one about the bridge may sit below the few the answer
-        reads. Citations keep the chunks' own numbers. The sentences `read` (earlier links' that say what the bridge
-        is, not what is asked of it: `_bridge_sentences`) are passed over when another sentence holds a name, date
-        or number of the kind asked; a phrase read elsewhere is no better a guess than the earlier sentence's, which
-        is read then."""
-        ordered = documents
-        if bridge:
-            named = _terms_of(bridge)
-            holds = [
-                named <= _terms_of(f"{(document.meta or {}).get('source_title') or ''} {document.content or ''}")
-                for document in documents
-            ]
-            ordered = [d for d, held in zip(documents, holds, strict=True) if held]
-            ordered += [d for d, held in zip(documents, holds, strict=True) if not held]
-        # A reading that names the bridge again (`_mostly_bridge`: "Karl Orlo Tamsin" from "Carl Orlo Tamsin, also
-        # spelled Karl Orlo Tamsin, was ...") says what the bridge is, not what is asked of it: its sentence is passed
-        # over and the chunks read again, until a reading names something else or none is left (each pass skips one
-        # sentence more, so the loop ends).
-        passed: frozenset[str] = frozenset()
-        while True:
-            found = None
-            if read:
-                found = self._read_link(question, documents, ordered, read | passed)
-                if found is not None and not (found["features"] or {}).get("found_entity"):
-                    found = None
-            if found is None:
-                found = self._read_link(question, documents, ordered, passed)
-            if found is None or not bridge or not _mostly_bridge(found["span"], bridge):
-                return found
-            if found["sentence"] in passed:
-                return found
-            passed |= {found["sentence"]}
-
-    def _read_link(
-        self, question: str, documents: list[Document], ordered: list[Document], skip: frozenset[str]
-    ) -> dict[str, Any] | None:
-        """`_link`'s reading of `ordered` (`documents` reordered), the sentences `skip` passed over."""
-        # The span fit's log collects the question's own reading only.
-        log, self.span_log = self.span_log, None
-        try:
-            out = self._compose(
-                question, ordered, None, self.scoring.without(["chain", "relation", "decompose"]), skip=skip
-            )
-        finally:
-            self.span_log = log
-        evidence = out.get("_evidence")
-        part = (out.get("parts") or [None])[0]
-        if not evidence or not part or not part["short_answer"] or part["short_answer_confidence"] is None:
-            return None
-        sentence, number = evidence
-        chunk = ordered[number - 1]
-        number = next(position for position, document in enumerate(documents, 1) if document is chunk)
-        return {
-            "title": str((chunk.meta or {}).get("source_title") or ""),
-            "span": part["short_answer"],
-            "confidence": part["short_answer_confidence"],
-            "features": part["features"],
-            "sentence": sentence,
-            "number": number,
-        }
 
     def _compose(
         self,
@@ -546,7 +294,7 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
         question = QuestionAnalysis.from_dict(analysis) if analysis else analyze_question(query)
         parts = list(question.parts) or [QuestionPart(query, "what", (), tuple(terms(query)))]
         # The second hop of a multi-hop question may sit a little lower in the list than the first.
-        pool = _candidates(documents, max(self.max_chunks, BRIDGE_CHUNKS))
+        pool = candidate_sentences(documents, max(self.max_chunks, BRIDGE_CHUNKS))
         if skip:
             pool = [candidate for candidate in pool if candidate.text not in skip]
         candidates = [candidate for candidate in pool if candidate.rank < self.max_chunks]
@@ -568,34 +316,34 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
             # before existential questions were told apart typed it yes/no): its instances answer, not "yes"/"no".
             parts = [existential_part(part, asked) if part.kind == "yes_no" else part for part in parts]
 
-        chosen: list[tuple[_Sentence, float]] = []
+        chosen: list[tuple[Sentence, float]] = []
         # Per answered part (its position in `picks`): its short answer, the chunk it cites and how it was found.
         shorts: dict[int, tuple[str, int, str]] = {}
         found_how: list[dict[str, Any]] = []  # per answered part: what its confidence reads of the sentence chosen
         unanswered: list[QuestionPart] = []
-        all_scored: list[tuple[float, _Sentence, QuestionPart]] = []
+        all_scored: list[tuple[float, Sentence, QuestionPart]] = []
         unanchored: set[int] = set()  # the sentences that lost their off-subject weight
-        picks: list[tuple[QuestionPart, _Sentence, str, dict[str, float]]] = []  # per answered part
-        fellows: list[_Sentence] = []  # the first answered part's other supporting sentences of its chunk
+        picks: list[tuple[QuestionPart, Sentence, str, dict[str, float]]] = []  # per answered part
+        fellows: list[Sentence] = []  # the first answered part's other supporting sentences of its chunk
         # The names the question is about: its names, and its words that name a top chunk's subject (a title).
         top_titles = (str((document.meta or {}).get("source_title") or "") for document in documents[: self.max_chunks])
-        titles = frozenset().union(*(_terms_of(title) for title in top_titles))
+        titles = frozenset().union(*(terms_of(title) for title in top_titles))
         anchors = (question.anchor_terms | (question.question_terms & titles)) & frozenset(document_frequency)
         for part in parts:
-            weights = _part_weights(part, parts, document_frequency, len(candidates), anchors)
+            weights = part_weights(part, parts, document_frequency, len(candidates), anchors)
             scored = []
             base: dict[int, dict[str, float]] = {}  # per candidate: the features read without a parse
             # The question's names decide which sentences may answer and which names a hop follows; among those, a
             # term counts by its IDF alone: all the subject's sentences name it, the answer says what is asked of it.
-            ranking = _part_weights(part, parts, document_frequency, len(candidates))
+            ranking = part_weights(part, parts, document_frequency, len(candidates))
             for candidate in candidates:
-                share = _share(weights, candidate)
+                share = share_of(weights, candidate)
                 if share < self.min_support and not (candidate.stored and candidate.cosine >= self.min_cosine):
                     continue
                 if other_label(part.text, candidate.text):
                     continue  # "Series B" where the question asks of the "Series D": another thing
                 features = {
-                    "share": _share(ranking, candidate),
+                    "share": share_of(ranking, candidate),
                     "cosine": candidate.cosine,
                     "top_rank": 1.0 / (1 + candidate.rank),
                     "off_subject": float(
@@ -630,12 +378,12 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
                     else:
                         compete = True
                     if gap is None:
-                        found, preference = _ranked_answer_span(candidate.text, part, question.question_terms, scoring)
+                        found, preference = ranked_answer_span(candidate.text, part, question.question_terms, scoring)
                         # The part's first label is what it most likely wants ("who": a person before an organisation).
                         gained = {"kind_found": float(bool(found)), "kind_rank": min(preference, 2.0) if found else 0.0}
                     else:  # phrase_span below reads the chosen sentence for its phrase
                         filled, found = fill_gap(parse(candidate.text), gap), ""
-                        fits = filled and not _repeats_question(filled, question.question_terms)
+                        fits = filled and not repeats_question(filled, question.question_terms)
                         gained = {"gap_found": float(bool(fits))}
                     effective = score + scoring.sentence_score(gained)
                     group.append(({**base[id(candidate)], **gained}, candidate.text))
@@ -678,7 +426,7 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
             all_scored.extend((score, candidate, part) for score, candidate in scored)
 
         if not chosen:
-            return {"replies": [_abstain(parts)], **_NO_SHORT_ANSWER}
+            return {"replies": [abstain(parts)], **_NO_SHORT_ANSWER}
         used = {id(sentence) for sentence, _ in chosen}
         # Further sentences are measured against the parts' own best ones, not against the hops (scored otherwise).
         top = max(score for _, score in chosen)
@@ -710,7 +458,7 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
             # The best sentence is about another subject sharing a word of the question's name, and a sentence of the
             # chunk about that name scored too ("Drew Fuller stared in ..."; "The Drew Pearson Show was ..."): the
             # chain starts there ...
-            start = _subject_start(first, all_scored, question) if len(picks) == 1 and scoring.on("chain") else None
+            start = subject_start(first, all_scored, question) if len(picks) == 1 and scoring.on("chain") else None
             if start is not None:
                 # ... in place of the sentence about another subject, whose span answered nothing asked of it.
                 used.discard(id(first))
@@ -721,7 +469,7 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
                 first, span = start, ""
                 fellows = [candidate for _, candidate, _ in all_scored if candidate.number == start.number]
             hops = (
-                _hops(first, part, pool, question.question_terms, weights, used, room, fellows, scoring)
+                further_hops(first, part, pool, question.question_terms, weights, used, room, fellows, scoring)
                 if scoring.on("chain")
                 else []
             )
@@ -731,7 +479,7 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
                 chosen.append((hop.sentence, hop.score))
             # The first hop's span named the bridge the chain crossed, and a later hop is a sentence of the chunk
             # about that bridge (its title names it) that adds to the question: the short answer is what it says.
-            if hops and (not span or _terms_of(span) & hops[0].bridge):
+            if hops and (not span or terms_of(span) & hops[0].bridge):
                 hop_span, number, gain = "", 0, 0.0
                 for position, hop in enumerate(hops):
                     gain += hop.gain
@@ -741,7 +489,7 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
                         continue
                     found = hop.span
                     if not found and not part.wants_span and (part.focus or part.kind in PHRASE_KINDS):
-                        crossed = _brought_in(first, *(earlier.sentence for earlier in hops[:position]))
+                        crossed = brought_in(first, *(earlier.sentence for earlier in hops[:position]))
                         asked_terms = question.question_terms | crossed
                         found = phrase_span(hop.sentence.text, part, asked_terms, self._model, scoring)
                     if found:
@@ -752,11 +500,11 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
                     links = [first]
                     for hop in hops[: last + 1]:
                         links += [sentence for sentence in (hop.via, hop.sentence) if sentence not in links]
-                    found_how[0]["links"] = [(link, _link_score(link, hops, found_how[0]["score"])) for link in links]
+                    found_how[0]["links"] = [(link, link_score(link, hops, found_how[0]["score"])) for link in links]
             if len(used) < self.max_sentences and scoring.on("relation"):
                 # A second subject the question names ("... by Aldric and Osmund Varne, he was a count of which
                 # town?"): the sentence of the chunk about it that adds most to the question joins the answer.
-                other = _relation_sentence([sentence for sentence, _ in chosen], pool, question, weights, used)
+                other = relation_sentence([sentence for sentence, _ in chosen], pool, question, weights, used)
                 if other is not None:
                     used.add(id(other))
                     chosen.append((other, top))
@@ -771,7 +519,7 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
                     shorts[position] = (found, sentence.number, "stretch")
         if len(used) < self.max_sentences:
             spans = {text for text, _, _ in shorts.values()}
-            for score, candidate in _further_sentences(
+            for score, candidate in further_sentences(
                 all_scored, used, unanchored, spans, question.question_terms, top, scoring
             ):
                 if len(used) >= self.max_sentences:
@@ -782,10 +530,10 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
         if verdict is None and picks and _asks_a_name(picks[0][0]) and scoring.on("subject"):
             # No short answer beyond the question's own names: a cited sentence about its chunk's subject ("it became
             # the first aircraft to drop ...", "Smithers first appeared in ...") answers with that subject's name.
-            asked = frozenset(terms(_folded(question.question)))
-            kept = [text for text, _, _ in shorts.values() if not _repeats_question(_folded(text), asked)]
+            asked = frozenset(terms(folded(question.question)))
+            kept = [text for text, _, _ in shorts.values() if not repeats_question(folded(text), asked)]
             if not kept:
-                found = _subject_answer(ordered, documents, question.question, asked, picks[0][3], self.min_support)
+                found = subject_answer(ordered, documents, question.question, asked, picks[0][3], self.min_support)
                 if found is not None:
                     shorts = {0: (*found, "subject")}
         # A part that asks for no short answer ("Why ...?", "Tell me about X") and got one only from the fallbacks
@@ -800,9 +548,9 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
         if verdict is None:
             cited_ids = {id(sentence) for sentence in ordered}
             self._choose_spans(shorts, picks, found_how, question.question_terms, span_stats, cited_ids)
-            _pronoun_doers(shorts, picks, found_how, question.question_terms, span_stats)
+            pronoun_doers(shorts, picks, found_how, question.question_terms, span_stats)
         # A short answer quotes its words, not the sentence's reference marks or closing punctuation.
-        shorts = {position: (_bare_span(text), number, how) for position, (text, number, how) in shorts.items()}
+        shorts = {position: (bare_span(text), number, how) for position, (text, number, how) in shorts.items()}
         shorts = {position: found for position, found in shorts.items() if found[0]}
         # Each part's short answer with its confidence; only those that reach the threshold lead the answer.
         top_chunks = [
@@ -829,7 +577,7 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
                     cosine=sentence.cosine,
                     rank=number - 1 if not links else sentence.rank,
                     kind_match=stats["kind_match"] if how == "entity" else 0.0,
-                    alternatives=_alternatives(sentence.text, part, question.question_terms) if how == "entity" else 0,
+                    alternatives=alternatives(sentence.text, part, question.question_terms) if how == "entity" else 0,
                     sentence=sentence.text if how in {"entity", "role", "phrase", "chain"} else "",
                     found_by=how,
                     span=text,
@@ -865,10 +613,10 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
         cited = [cite_sentence(text, number) for text, number in first_number.items()]
         links = found_how[0].get("links") if shorts.get(0, ("", 0, ""))[2] == "chain" else None
         if links:
-            # A chain states the bridges it crossed first, in order (`_state_chain`).
+            # A chain states the bridges it crossed first, in order (`state_chain`).
             chain = [cite_sentence(sentence.text, first_number[sentence.text]) for sentence, _ in links]
             cited = [line for line in cited if line not in chain]
-            cited.insert(0, _state_chain(chain))
+            cited.insert(0, state_chain(chain))
         lines.extend(cited)
         unsure = [picks[position][0] for position in sorted(set(shorts) - sure)]
         if unsure and not shown:
@@ -877,7 +625,7 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
         elif unsure:
             lines.extend(UNSURE_PART_LINE.format(part=part.text) for part in unsure)
         if unanswered:
-            lines.append(_abstain(unanswered, partial=True))
+            lines.append(abstain(unanswered, partial=True))
         short_answer = "; ".join(dict.fromkeys(text for text, _ in shown))
         answer_parts = []
         for part in parts:
@@ -915,7 +663,7 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
     def _choose_spans(
         self,
         shorts: dict[int, tuple[str, int, str]],
-        picks: list[tuple[QuestionPart, _Sentence, str, dict[str, float]]],
+        picks: list[tuple[QuestionPart, Sentence, str, dict[str, float]]],
         found_how: list[dict[str, Any]],
         question_terms: frozenset[str],
         span_stats: dict[int, tuple[float, float]],
@@ -974,1082 +722,9 @@ class ExtractiveAnswerGenerator(InitParameterSerialization):
             shorts[position] = (choice.text, sentence.number, how)
 
 
-def _pronoun_doers(
-    shorts: dict[int, tuple[str, int, str]],
-    picks: list[tuple[QuestionPart, _Sentence, str, dict[str, float]]],
-    found_how: list[dict[str, Any]],
-    question_terms: frozenset[str],
-    span_stats: dict[int, tuple[float, float]],
-) -> None:
-    """A part that asks for the doer of its verb, whose sentence has a personal pronoun do it ("In 1905 it acquired
-    Quillby, a start-up founded by Ada Quill" for "Who bought Quillby?"), is answered by the name the pronoun stands
-    for, an entity of the asked kind that agrees with the pronoun (`pronoun_antecedent`): the subject of the sentence
-    before or, when the span cannot be what the pronoun stands for, first the subject of its own sentence's main
-    clause, the pronoun coming later ("Ada Quill taught at Orvel College, where she founded ..."). Without one, a span
-    the rules or the span model read inside a clause or phrase that modifies another noun ("founded by Ada Quill"),
-    or one that cannot be what the pronoun stands for ("Orvel College" for "she"), is not the doer and is dropped:
-    the part is answered by its cited sentence alone. A span that could be the pronoun's own antecedent (a name
-    before it, "After Ada Quill left, she founded ...") stays."""
-    for position, (text, number, how) in list(shorts.items()):
-        if how not in RULE_WAYS or not picks[position][0].labels:
-            continue
-        part, sentence = picks[position][0], found_how[position]["sentence"]
-        doer = pronoun_doer(sentence.text, part.text, question_terms, text)
-        if doer is None or doer.span_could_be_it:
-            continue
-        # A span that cannot be what the pronoun stands for gives way to the subject before the pronoun in its own
-        # sentence; one that may be (a name after it, "... he built with Ada Quill") only to the sentence before's.
-        within = sentence.text if doer.span_disagrees else ""
-        antecedent, label = pronoun_antecedent(
-            sentence.before_text, doer.pronoun, part.labels, question_terms, within, doer.at
-        )
-        if antecedent:
-            span_stats.pop(position, None)  # the span model rated another span: its rating does not hold here
-            found_how[position]["kind_match"] = 1.0 if label == part.labels[0] else 0.5 if label else 0.0
-            shorts[position] = (antecedent, number, "entity")
-        elif doer.span_in_modifier or doer.span_disagrees:
-            span_stats.pop(position, None)
-            shorts.pop(position)
-
-
-def _doers(doc: Any, anchors: list[int]) -> set[int]:
-    """The tokens that do what a verb of the question does in `doc`: the subject of that verb, or of the verb it
-    depends on ("The Broncos defeated the Panthers to win ..." -> "Broncos" wins), or the agent of a passive
-    ("written by Andrew Kane")."""
-    found: set[int] = set()
-    for index in anchors:
-        verb = doc[index]
-        for _ in range(3):  # up through "to win" (xcomp), "and won" (conj), "after winning" (advcl)
-            if verb.pos_ not in ("VERB", "AUX"):
-                break
-            for child in verb.children:
-                if child.dep_ in SUBJECT_DEPS and verb.dep_ != "auxpass":
-                    found.add(child.i)
-                elif child.dep_ == "agent":
-                    found.update(grandchild.i for grandchild in child.children if grandchild.dep_ == "pobj")
-            if found or verb.dep_ not in ("xcomp", "conj", "advcl"):
-                break
-            verb = verb.head
-    return found
-
-
-# Parts that take a phrase as their short answer when the chosen sentence holds no entity of their kind (a
-# "what"/"which" does when it names what it asks for: its `focus`).
-PHRASE_KINDS = frozenset({"who", "where"})
-# A phrase that is an argument (subject, object, object of a preposition) of a content word the question holds plays
-# a role the question's predicate leaves open (`argument`).
-ARGUMENT_ROLES = frozenset({"nsubj", "nsubjpass", "dobj", "attr", "pobj", "oprd", "dative", "appos"})
-NAMING_VERBS = frozenset({"call", "name", "know", "term", "refer", "dub", "entitle", "title"})
-
-
-# The few phrases that cost least by position and form are read back into the question (the phrase in the wh-word's
-# place) and compared with the sentence by the embedding model (`statement`); more of them when fitting.
-STATEMENT_CANDIDATES = 3
-LOGGED_PHRASES = 6
-
-
-def phrase_span(
-    sentence: str,
-    part: QuestionPart,
-    question_terms: frozenset[str],
-    model: Any = None,
-    scoring: AnswerScoring | None = None,
-) -> str:
-    """The noun phrase of `sentence` that a "what"/"which" part asks for; empty when none.
-
-    The candidates are the sentence's entities and noun chunks (spaCy) that bring in words the question does not
-    hold. A phrase headed by the noun the part asks about ("which company" -> "a Swedish company") is preferred, or
-    the phrase the sentence equates that noun with ("The most common metal ... is nickel" -> "nickel"), then the
-    phrase nearest the question's words in the sentence, with fewer of the question's own words. With an
-    embedding `model`, the few best are each put in the wh-word's place in the question, and the statement that
-    reads most like the sentence gains (`_statement_costs`: one batch of a handful of short texts). The weights of
-    these features are `scoring`'s (the packaged file's when None).
-    """
-    scoring = scoring or AnswerScoring.load()
-    doc = parse(sentence)
-    partners = _partners(doc, part.text) if scoring.on("set_aside") else set()
-    # The phrase in the role the question's wh-word plays ("What did Tesla patent?" -> the object of "patented").
-    gap = question_gap(part.text)
-    token = fill_gap_token(doc, gap, question_terms) if scoring.on("gap") else None
-    filled = phrase_text(token) if token is not None else action_phrase(doc, gap) if scoring.on("gap") else ""
-    if token is not None and filled:
-        # "the concept of a reduction" for "what concept", "a stream of oxygen gas" for "what gas": when the phrase
-        # or its "of" phrase is the noun asked about, the other is only its kind or its measure, and the "of" phrase
-        # answers (but "what kind of district" asks for the sort the noun's own words give).
-        of = next((grand for child in token.children if child.lower_ == "of" for grand in child.children), None)
-        kind_of = KIND_OF.search(part.text)
-        asked = {of.lemma_.lower(), *([] if kind_of else [token.lemma_.lower()])} if of is not None else set()
-        if part.focus in asked and not _repeats_question(phrase_text(of), question_terms):
-            filled = phrase_text(of)
-        # "One moth, the Dusk Moth, was brought ...": a common noun the sentence names answers with that name.
-        elif (
-            scoring.on("equated")
-            and token.pos_ == "NOUN"
-            and not any(doc[i].pos_ == "PROPN" for i in phrase_tokens(token))
-        ):
-            naming = _equated_with(doc, token.lemma_.lower())
-            name = next((doc[i] for i, noun in naming.items() if noun == token.i and doc[i].pos_ == "PROPN"), None)
-            filled = (phrase_text(name) if name is not None else "") or filled
-    if filled and not _repeats_question(filled, question_terms) and not partners:
-        return filled
-    anchors = _anchors(doc, question_terms)
-    words_asked = part.text.lower().split()
-    asks_subject = part.kind == "who" and len(words_asked) > 1 and words_asked[1] not in YES_NO_STARTS
-    doers = _doers(doc, anchors) if scoring.on("doer") else set()
-    asks_subject = asks_subject and scoring.on("doer")
-    anchor_set = set(anchors)
-    chunks = [chunk for chunk in doc.noun_chunks if chunk.root.pos_ != "PRON"]
-    # An ordinal ("first", "50th") ranks something; it is not the thing asked for.
-    candidates = [ent for ent in doc.ents if ent.label_ != "ORDINAL"] + chunks
-    if _asks_several(part.text):
-        # "What are the three sources ...?": a list of coordinated noun phrases is one answer.
-        ends = {chunk.root.i: chunk.end for chunk in chunks}
-        for chunk in chunks:
-            last = [child.i for child in chunk.root.conjuncts if child.i > chunk.root.i and child.i in ends]
-            if last:
-                candidates.append(doc[chunk.start : ends[max(last)]])
-    equated = _equated_with(doc, part.focus) if part.focus not in {"", "?"} and scoring.on("equated") else {}
-    if not equated and scoring.on("equated"):
-        # "What was the total revenue of X?": the phrase the sentence equates that noun with, or gives as what it does.
-        subject = _copular_subject(part.text)
-        equated = _equated_with(doc, subject) or _complements(doc, subject) if subject else {}
-    # A noun of the asked kind that the sentence equates with another phrase only describes what that phrase names,
-    # unless the question names that phrase ("What kind of company is X?" -> "X, a postal company").
-    describing = {noun for name, noun in equated.items() if term_of(doc[name]) not in question_terms}
-    # A part that asks only for a place ("In which city ...?", "Where ...?") is not answered by a person's name, a date
-    # or a number: the kinds exclude each other, whatever the phrase's role in the sentence ("founded by Ada Quill").
-    asks_place = bool(part.labels) and set(part.labels) <= set(PLACE_LABELS)
-    not_places = VALUE_LABELS | {"PERSON"}
-    costs: dict[str, float] = {}
-    features_of: dict[str, dict[str, float]] = {}
-    shown: dict[str, str] = {}  # a phrase's text as the answer gives it
-    for span in candidates:
-        words = [token for token in span if not token.is_punct]
-        if not words or len(words) > 8 or _repeats_question(span.text, question_terms):
-            continue
-        span_terms = terms(span.text)
-        if not span_terms or (asks_place and span.root.ent_type_ in not_places):
-            continue
-        repeated = sum(term in question_terms for term in span_terms) / len(span_terms)
-        distance = min((min(abs(a - span.start), abs(a - (span.end - 1))) for a in anchors), default=span.start)
-        root = span.root
-        governor = root.head.head if root.dep_ == "pobj" else root.head
-        features = {
-            "distance": min(distance, 8),
-            "repeated": repeated,
-            "words": len(words),  # of two phrases for a thing, the fuller
-            # An argument of a word the question holds: the role it leaves open.
-            "argument": float(
-                root.dep_ in ARGUMENT_ROLES and governor.i in anchor_set and governor.pos_ in {"VERB", "NOUN", "ADJ"}
-            ),
-            "equated": float(
-                root.i in equated
-                or (part.focus not in {"", "?"} and root.lemma_.lower() == part.focus and root.i not in describing)
-            ),
-            "partner": float(root.i in partners),  # "Along with toys, where ...?" -> "in toys and models"
-            "proper_name": float(any(token.pos_ == "PROPN" for token in words)),  # a name is more often asked for
-            "value": float(span.label_ in VALUE_LABELS),  # a date or number answers "what" less often than a thing
-            "doer": float(asks_subject and root.i in doers),  # "Who won ...?": who did what the question asks
-            "subject": float(asks_subject and root.i not in doers and root.dep_ in SUBJECT_DEPS),  # the likeliest doer
-            # "where": the object of "in", "at", "from" ...
-            "place": float(part.kind == "where" and root.dep_ == "pobj" and root.head.lower_ in PLACE_PREPOSITIONS),
-        }
-        cost = scoring.phrase_cost(features)
-        text = span.text.strip(" ,;")
-        bare = _unpossessed(span)
-        shown[text] = closed(span.doc[max(bare.start, untitled_start(span)) : span.end].text.strip(" ,;"))
-        if cost < costs.get(text, math.inf):
-            costs[text], features_of[text] = cost, features
-    logged = scoring.log is not None
-    best = [text for text, _ in sorted(costs.items(), key=lambda item: item[1])]
-    read = best[: LOGGED_PHRASES if logged else STATEMENT_CANDIDATES]
-    if model is not None and len(read) > 1 and scoring.on("statement"):
-        for text, cosine in zip(read, _statement_cosines(sentence, part.text, read, model), strict=True):
-            features_of[text]["statement"] = cosine
-    if logged and len(read) > 1:
-        scoring.log.append({"kind": "phrase_span", "candidates": [(features_of[text], shown[text]) for text in read]})
-    ranked = [
-        (text, costs[text] + scoring.phrase_cost({"statement": features_of[text].get("statement", 0.0)}))
-        for text in best[:STATEMENT_CANDIDATES]
-    ]
-    return shown[min(ranked, key=lambda item: item[1])[0]] if ranked else ""
-
-
-def _equated_with(doc: Any, focus: str) -> dict[int, int]:
-    """The heads of the phrases the sentence equates with a noun of lemma `focus` (the noun the question asks about),
-    each mapped to that noun: its apposition ("special guest performers Beyoncé and Bruno Mars"), the name it
-    modifies or stands in apposition to ("skateboarder Tony Hawk", "Halvik Works, the oldest shipyard"), or the other
-    side of the copula it stands on ("Closely related fields ... are X"): such a phrase names the thing the question's
-    noun only describes."""
-    found: dict[int, int] = {}
-    for token in doc:
-        if token.lemma_.lower() != focus:
-            continue
-        # A noun with "a"/"an" does not stand in close apposition to a name right beside it ("the painter Lena Holm"
-        # but not "a painter Lena Holm"): a name after it is the subject of a clause that modifies it ("Corvane, a
-        # company Ada Quill had founded"), one before it what the noun describes.
-        indefinite = any(child.dep_ == "det" and child.lower_ in {"a", "an"} for child in token.children)
-        found.update(
-            (child.i, token.i)
-            for child in token.children
-            if child.dep_ == "appos" and _beside(token, child) and not (indefinite and _close_after(token, child))
-        )
-        if indefinite and token.dep_ in {"compound", "amod"} and token.head.pos_ == "PROPN":
-            if token.head.dep_ == "appos":  # "Corvane, a company Ada Quill ...": the noun describes Corvane
-                found[token.head.head.i] = token.i
-        elif token.dep_ in {"compound", "amod", "appos"} and _anchor(token).pos_ == "PROPN":
-            found[_anchor(token).i] = token.i  # "his rival Conrad", "Halvik Works, the oldest shipyard"
-        # "the Legislative Council (the upper house)": the phrase a common noun stands beside, when none beside it.
-        elif token.dep_ == "appos" and token.pos_ == "NOUN" and "appos" not in {child.dep_ for child in token.children}:
-            found[_anchor(token).i] = token.i
-        if token.dep_ in {"nsubj", "attr"} and token.head.lemma_ == "be":
-            other = "attr" if token.dep_ == "nsubj" else "nsubj"
-            found.update((child.i, token.i) for child in token.head.children if child.dep_ == other)
-        # A naming verb equates too: "the teacher is known as a guru", "a technique called X", "which is named X".
-        verbs = [token.head] if token.dep_ == "nsubjpass" else []
-        for verb in [*verbs, *(child for child in token.children if child.dep_ in {"acl", "relcl"})]:
-            if verb.lemma_ in NAMING_VERBS:
-                for child in verb.children:
-                    if child.dep_ == "oprd":
-                        found[child.i] = token.i
-                    elif child.dep_ == "prep" and child.lower_ == "as":
-                        found.update((name.i, token.i) for name in child.children if name.dep_ == "pobj")
-    return found
-
-
-def _anchor(token: Any) -> Any:
-    """What `token` describes: its head, or for an apposition set off by a comma, the name right before that comma
-    when the parse hangs the apposition elsewhere ("a round led by Brightwater, the firm of Ada Quill": the firm is
-    Brightwater, not the round); a comma-set apposition stands right after what it names."""
-    head = token.head
-    if token.dep_ != "appos":
-        return head
-    start = min(t.i for t in token.subtree)
-    if start < 2 or token.doc[start - 1].text != ",":
-        return head
-    name = token.doc[start - 2]
-    while name.dep_ in {"compound", "flat"} and name.head.i > name.i and name.head.i < start - 1:
-        name = name.head
-    if name.pos_ != "PROPN" or name.i == head.i or head.i in {t.i for t in name.subtree}:
-        return head
-    return name
-
-
-def _beside(noun: Any, child: Any) -> bool:
-    """Whether the apposition `child` stands right after `noun`'s own phrase, only punctuation between them, as an
-    apposition does ("the teams in the valley, the Rams and the Owls"); the parse may hang a phrase that comes
-    later, after other words, on the noun ("teams include the A (X); B (Y)": B is no apposition of "teams")."""
-    own = [t.i for t in noun.subtree if t.i not in {u.i for u in child.subtree}]
-    start = min(t.i for t in child.subtree)
-    return start < noun.i or all(t.is_punct for t in noun.doc[max(own) + 1 : start])
-
-
-def _close_after(noun: Any, child: Any) -> bool:
-    """Whether `child`'s phrase follows `noun` with no punctuation between them (close apposition: "the painter
-    Lena Holm", not "a sluice (a gate)")."""
-    start = min(token.i for token in child.subtree)
-    return start > noun.i and not any(token.is_punct for token in noun.doc[noun.i + 1 : start])
-
-
-def _copular_subject(question: str) -> str:
-    """The lemma of the noun a copular question asks about ("What was the total GDP of X in 2010?" -> "gdp"): the
-    wh-word is one side of "be" and that noun the other; empty for any other question."""
-    doc = parse_syntax(" ".join(question.split()))
-    wh = next((token for token in doc if token.lower_ in WH_PHRASE_WORDS), None)
-    if wh is None or wh.dep_ not in {"attr", "nsubj"} or wh.head.lemma_ != "be":
-        return ""
-    # The other side of "be" ("Who is the largest employer?" may read both sides as its complement).
-    sides = [child for child in wh.head.children if child.dep_ in {"nsubj", "attr"} and child.i != wh.i]
-    noun = next((child for child in sides if child.pos_ in {"NOUN", "PROPN"}), None)
-    return noun.lemma_.lower() if noun is not None and noun.lemma_.lower() not in LIGHT_NOUNS else ""
-
-
-def _complements(doc: Any, noun: str) -> dict[int, int]:
-    """The heads of what a noun of lemma `noun` does as a subject ("Total revenue ... amounted to 40 million crowns" ->
-    "crowns"): its verb's object or complement, or the object of a preposition of that verb after it; each mapped to
-    the noun."""
-    found: dict[int, int] = {}
-    for token in doc:
-        if token.lemma_.lower() != noun or token.dep_ not in SUBJECT_DEPS:
-            continue
-        for child in token.head.children:
-            if child.dep_ in {"dobj", "attr", "oprd", "acomp"}:
-                found[child.i] = token.i
-            elif child.dep_ == "prep" and child.i > token.i:
-                found.update((grandchild.i, token.i) for grandchild in child.children if grandchild.dep_ == "pobj")
-    return found
-
-
-def _asks_several(question: str) -> bool:
-    """Whether the question asks for several things: its wh-word determines a plural noun ("what countries") or
-    is the complement of a plural "are"/"were" ("What were the names ...?")."""
-    doc = parse_syntax(question)
-    wh = next((token for token in doc if token.lower_ in WH_PHRASE_WORDS), None)
-    if wh is None:
-        return False
-    if wh.dep_ == "det":
-        return wh.head.tag_ in {"NNS", "NNPS"}
-    return wh.head.lower_ in {"are", "were"}
-
-
-def _statement_cosines(sentence: str, question: str, phrases: list[str], model: Any) -> list[float]:
-    """Each phrase's cosine between the sentence and the question with the phrase in its wh-word's place ("What
-    register ... placed on?" -> "the sex offenders register ... placed on?"): the phrase that plays the asked role
-    makes the statement closest to the sentence. All 0 when the question has no wh-word."""
-    doc = parse_syntax(question)
-    wh = next((token for token in doc if token.lower_ in WH_PHRASE_WORDS), None)
-    if wh is None:
-        return [0.0] * len(phrases)
-    # "What register": the noun the wh-word determines goes with it, and "what kind of company" its "of" phrase.
-    end = wh.i + 1
-    if wh.dep_ == "det" and wh.head.i > wh.i:
-        end = max(phrase_tokens(wh.head)) + 1 if wh.head.lemma_.lower() in LIGHT_NOUNS else wh.head.i + 1
-    before, after = doc[: wh.i].text, doc[end:].text
-    vectors = model.embed([sentence, *(f"{before} {text} {after}".strip() for text in phrases)])
-    return [float(cosine) for cosine in vectors[1:] @ vectors[0]]
-
-
-def _ranked_answer_span(
-    sentence: str, part: QuestionPart, question_terms: frozenset[str], scoring: AnswerScoring | None = None
-) -> tuple[str, int]:
-    """The span of `sentence` that answers `part` (an entity of one of its labels that the question does not
-    already name, coordinated names joined: "Emil Eifrem, Johan Svensson and Peter Neubauer"; empty when none), and
-    the position of its label among the part's labels (0: the most wanted).
-
-    Among several, the one that costs least by `scoring`'s entity weights (the packaged file's when None) wins: near
-    the question's terms in the sentence, of an earlier label of the part ("who" prefers a person to an
-    organisation), in the role the question's wh-word plays.
-    """
-    if not part.labels:
-        return "", 0
-    scoring = scoring or AnswerScoring.load()
-    doc = parse(sentence)
-    labels = part.labels
-    counted = counted_noun(part.text) if part.kind in {"how_many", "how_much"} else ""
-    if counted in _TIME_UNITS:
-        labels += ("DATE", "TIME")  # "How many hours ...?" -> "about three hours", a time to the recogniser
-    allowed = [ent for ent in doc.ents if ent.label_ in labels and not _repeats_question(ent.text, question_terms)]
-    if part.labels[0] == "DATE":
-        # A year the recogniser left out ("dated 1496–97", "rebuilt 1775–1795", "around 1712") is a date too.
-        taken = {token.i for ent in allowed for token in ent}
-        allowed += [
-            Span(doc, token.i, token.i + 1, label="DATE")
-            for token in doc
-            if token.i not in taken
-            and YEARS.fullmatch(token.text)
-            and not _repeats_question(token.text, question_terms)
-        ]
-        allowed.sort(key=lambda ent: ent.start)
-    if part.kind == "who":  # "the British rock group Coldplay": a nationality modifying a noun is not who is asked for
-        allowed = [ent for ent in allowed if not (ent.label_ == "NORP" and ent.root.dep_ in {"amod", "compound"})]
-    named_noun = part.focus not in {"", "?"} and scoring.on("equated")
-    if named_noun and any(doc[i].pos_ == "PROPN" for i in _equated_with(doc, part.focus)):
-        # "What rock group ...?" -> "the British rock group Coldplay": where the sentence names the asked noun, an
-        # adjective describing it says what kind of group it is, it does not name it ("What cuisine ...?" over "the
-        # Italian cuisine", with no name, is answered by the adjective).
-        allowed = [
-            ent
-            for ent in allowed
-            if not (ent.root.pos_ == "ADJ" and ent.root.dep_ == "amod" and ent.root.head.lemma_.lower() == part.focus)
-        ]
-    gap = fill_gap_token(doc, question_gap(part.text), question_terms) if scoring.on("gap") else None
-    filled = phrase_tokens(gap) if gap is not None else set()
-    if part.kind == "who" and not filled and scoring.on("equated"):
-        # "Who is the primary operator?" -> "Stagecoach is the primary operator": the name equated with its noun.
-        subject = _copular_subject(part.text)
-        filled = set(_equated_with(doc, subject)) if subject else set()
-    if part.focus not in {"", "?"} and not filled and scoring.on("equated"):
-        # "Which firm led the round?" -> "led by Brightwater, the firm of Ada Quill": the name the sentence equates
-        # with the asked noun is the one asked for, not a name inside the phrase that describes it.
-        equated = [doc[index] for index in _equated_with(doc, part.focus)]
-        filled = {token.i for token in equated}
-        named = [token for token in equated if token.pos_ == "PROPN"]
-        if named:
-            # ... whatever kind the recogniser gives that name (or none): the asked noun says what it is.
-            held = [ent for ent in allowed if ent.root.i in filled]
-            if held:
-                allowed = held
-            elif (found := phrase_text(named[0])) and not _repeats_question(found, question_terms):
-                return found, 0
-    elif (
-        part.focus not in {"", "?"}
-        and filled
-        and scoring.on("equated")
-        and not any(ent.root.i in filled for ent in allowed)
-    ):
-        # "Which firm led the round?" -> "led by Addax, the firm of Ada Quill": the question's verb takes the name
-        # the sentence equates with the asked noun; when the recogniser gives that name no kind asked (or none), it
-        # still answers, not another name of an asked kind further on ("Ada Quill").
-        agreed = [doc[index] for index in _equated_with(doc, part.focus) if index in filled]
-        named = [token for token in agreed if token.pos_ == "PROPN"]
-        if named and (found := phrase_text(named[0])) and not _repeats_question(found, question_terms):
-            return found, 0
-    if part.kind == "where" and filled and not any(ent.root.i in filled for ent in allowed):
-        # "Where did they practise?" -> "they practised at Stanford University": the place the question's verb
-        # takes, whatever the recogniser calls it, before a place the sentence names elsewhere.
-        if (found := phrase_text(gap)) and not _repeats_question(found, question_terms):
-            return found, 0
-    if not allowed:
-        return "", 0
-    groups: list[list[Any]] = [[allowed[0]]]
-    for ent in allowed[1:]:
-        previous = groups[-1][-1]
-        if _COORDINATION.match(doc.text[previous.end_char : ent.start_char]):
-            groups[-1].append(ent)
-        else:
-            groups.append([ent])
-    # "When did she join A and when did she move to B?": the second part's date is the one beside B, not beside A;
-    # a part measures nearness to its own words where the sentence holds them, else to the whole question's.
-    own = _anchors(doc, (frozenset(part.terms) & question_terms) | _lemma_terms(part.text))
-    anchors = own or _anchors(doc, question_terms)
-
-    def label_rank(group: list[Any]) -> int:
-        rank = min(labels.index(ent.label_) for ent in group)
-        if labels[0] == "DATE" and not any(char.isdigit() for ent in group for char in ent.text):
-            rank += 2  # "the regular season", "spring": a date, but rarely the one a "when" asks for
-        return rank
-
-    doers = _doers(doc, anchors) if part.kind == "who" and scoring.on("doer") else set()
-    if scoring.on("set_aside"):
-        filled = filled | ({ent.root.i for ent in allowed} & _partners(doc, part.text))
-    if counted and scoring.on("gap"):
-        # "How many seats ...?" -> "12 seats": the number that counts the asked noun plays the wh-word's role.
-        filled = filled | {ent.root.i for ent in allowed if counted in counted_nouns(ent.root)}
-    if part.kind == "when" and own and not question_terms <= frozenset(part.terms) and scoring.on("gap"):
-        # "When did she join A and when did she leave it?" -> "joined A in March 2004 and left in May 2011": in a
-        # several-part question each part's time is the one its own verb takes, not a time nearer to it in words
-        # that belongs to another part's verb.
-        filled = filled | {ent.root.i for ent in allowed if _governing_verb(ent.root) in own}
-
-    def features(group: list[Any]) -> dict[str, float]:
-        # "Who ..." asks for the doer of the question's verb: a name that does it answers before a name the
-        # sentence mentions elsewhere; any part prefers a name in the role its wh-word plays.
-        distance = min(
-            (min(abs(anchor - ent.start), abs(anchor - (ent.end - 1))) for ent in group for anchor in anchors),
-            default=0,
-        )
-        return {
-            "distance": distance,
-            "position": 0 if anchors else group[0].start,
-            "label_rank": label_rank(group),
-            "role": float(any(ent.root.i in (filled or doers) for ent in group)),
-        }
-
-    costs = [(scoring.entity_cost(features(group)), position) for position, group in enumerate(groups)]
-    best = groups[min(costs)[1]]
-    if scoring.log is not None and len(groups) > 1:
-        candidates = [(features(group), _entity_text(doc, group, part, counted)) for group in groups]
-        scoring.log.append({"kind": "entity_span", "candidates": candidates})
-    return _entity_text(doc, best, part, counted), label_rank(best)
-
-
-def _entity_text(doc: Any, group: list[Any], part: QuestionPart, counted: str) -> str:
-    """The short answer a group of coordinated entities gives: without a hedge on its number or the unit the question
-    names, with a currency sign the recogniser left out, a bare "how much" number with the noun it counts."""
-    best = group
-    first = _unhedged(best[0])
-    if first.label_ == "MONEY" and first.start and doc[first.start - 1].is_currency:
-        first = doc[first.start - 1 : first.end]  # "£40,000": the recogniser may leave the currency sign out
-    unit = counted or (next(iter(terms(part.focus)), "") if part.kind == "when" else "")
-    found = _without_unit(doc[first.start : best[-1].end], unit)
-    # "How much ...?" -> "over 50 letters", "2,000 m": a bare number goes with the noun it counts, a unit unasked.
-    noun = doc[found.end] if found.end < len(doc) and best[-1].label_ == "CARDINAL" else None
-    if part.kind == "how_much" and noun is not None and found[-1].head == noun and noun.pos_ in {"NOUN", "PROPN"}:
-        found = doc[found.start : found.end + 1]
-    return found.text.strip(" ,;-–")
-
-
-# A reference mark written after a word: "[4]", "[12]", "[b]"; whole anywhere, or cut off by the span's end ("[4").
-_REFERENCE_MARK = re.compile(r"\[(?:\d{1,3}|[a-z])\]")
-_CUT_REFERENCE_MARK = re.compile(r"\[(?:\d{1,3}|[a-z])?$")
-
-
-# A possessive marker that ends a span ("Ada Quill's"): what it possesses lies outside, so the name ends before it.
-_POSSESSIVE_END = re.compile(r"(?<=\w)['’]s$")
-# A number with "'s" is a name's possessive only after a word of that name ("Orvel Mark 9's"); after any other word
-# it writes a plural ("the 1980's", "late '90's": a decade, not a year).
-_NUMBER_WITH_S = re.compile(r"^['’]?\d+['’]s$")
-
-
-def _possessive_dropped(text: str) -> str:
-    """`text` without a possessive marker at its end, a one-word span and a number's plural aside."""
-    if " " not in text.strip() or not _POSSESSIVE_END.search(text):
-        return text
-    *_, before, last = text.split()
-    if _NUMBER_WITH_S.match(last) and not (before[:1].isupper() and before.lower() not in STOP_WORDS):
-        return text
-    return _POSSESSIVE_END.sub("", text)
-
-
-def _bare_span(text: str) -> str:
-    """A short answer without reference marks ("in 2015.[4" -> "in 2015"), an aside it opens but does not close
-    ("the Quill Institute (QI" -> "the Quill Institute"), a possessive marker at its end ("Ada Quill's" -> "Ada
-    Quill") or closing punctuation, a full stop that ends an abbreviation ("Washington, D.C.", "Orbit Ltd.", "John
-    F.") aside."""
-    text = closed(_CUT_REFERENCE_MARK.sub("", _REFERENCE_MARK.sub("", text)).rstrip(" ,;:"))
-    text = _possessive_dropped(text)
-    last = text.rsplit(maxsplit=1)[-1] if text.strip() else ""
-    initial = len(last) == 2 and last[0].isalpha()  # "John F."
-    abbreviation = initial or "." in last[:-1] or last in language_pipeline().Defaults.tokenizer_exceptions
-    return text.rstrip(" ,;:") if not text.endswith(".") or abbreviation else text[:-1].rstrip(" ,;:")
-
-
-def _link_score(sentence: _Sentence, hops: list[_Hop], first_score: float) -> float:
-    """A chain link's score: its hop's, or the first sentence's own."""
-    return next((hop.score for hop in hops if sentence in (hop.sentence, hop.via)), first_score)
-
-
-def _alternatives(sentence: str, part: QuestionPart, question_terms: frozenset[str]) -> int:
-    """How many entities of the part's labels besides the one chosen the sentence names (its parse is cached)."""
-    found = {ent.text for ent in parse(sentence).ents if ent.label_ in part.labels}
-    return max(0, len({text for text in found if not _repeats_question(text, question_terms)}) - 1)
-
-
-def _partners(doc: Any, question: str) -> set[int]:
-    """The tokens of `doc` coordinated with what the question sets aside ("Besides X, ...?", "Along with X, ...?",
-    "X and which other ...?"): the answer is the other member of that list, not X."""
-    match = _SET_ASIDE.search(question) or _AND_OTHER.search(question)
-    aside = frozenset(terms(match.group(1))) if match else frozenset()
-    if not aside:
-        return set()
-    named = [token for token in doc if token.pos_ in {"NOUN", "PROPN"} and term_of(token) in aside]
-    return {other.i for token in named for other in token.conjuncts if term_of(other) not in aside}
-
-
-def _without_unit(span: Any, unit: str) -> Any:
-    """The value without the unit the question names ("How many yards ...?" -> "487" of "487 yards", "In what
-    century ...?" -> "the 11th"); "What year ...?" asks for the year of a fuller date ("August 1, 1774")."""
-    years = [token.i for token in span if YEARS.fullmatch(token.text)] if unit == "year" else []
-    if len(years) == 1:
-        return span.doc[years[0] : years[0] + 1]
-    if not unit or len(span) < 2:
-        return span
-    if term_of(span[0]) == unit:
-        return span[1:]
-    if term_of(span[-1]) != unit:
-        return span
-    end = len(span) - 1
-    while end > 1 and span[end - 1].head == span[-1] and span[end - 1].dep_ in {"amod", "compound"}:
-        if span[end - 1].like_num:
-            break  # "the 12th century" keeps "12th"
-        end -= 1  # "square kilometres" goes whole
-    return span[:end]
-
-
-def _unhedged(ent: Any) -> Any:
-    """The entity without a leading hedge on its number ("about 1300", "approximately 6 miles" -> "1300", "6 miles"):
-    a plain adverb or adjective directly before a number or a range ("only 30–50"), or an estimate ("an estimated
-    4,000"); a comparative ("more than 20") stays."""
-    start = 1 if len(ent) > 2 and ent[0].tag_ == "DT" and ent[1].tag_ == "VBN" else 0  # "an estimated 4,000"
-    number = len(ent) > start + 1 and (ent[start + 1].like_num or ent[start + 1].text[:1].isdigit())
-    return ent[start + 1 :] if number and ent[start].tag_ in {"RB", "JJ", "VBN"} else ent
-
-
-def _unpossessed(span: Any) -> Any:
-    """The phrase without its leading possessive pronouns ("their difficulty", "his or her vocations" -> "difficulty",
-    "vocations"): a possessive points outside the phrase and adds nothing to the answer."""
-    start = 0
-    while start < len(span) - 1 and (span[start].tag_ == "PRP$" or (start and span[start].dep_ == "cc")):
-        start += 1
-    return span[start:]
-
-
-@dataclass
-class _Hop:
-    """A later hop of a multi-hop answer: its sentence, the bridge terms that led to it, and what it adds."""
-
-    sentence: _Sentence
-    score: float
-    bridge: frozenset[str]  # the terms of the earlier hop's name that this sentence holds
-    gain: float  # its share of the question's weighted terms that no earlier hop held
-    span: str  # a span of the asked kind that names none of the bridges ("" when none, or not read)
-    via: _Sentence  # the sentence that named the bridge
-    about: float  # how much of the bridge's name it holds, weighed by rarity
-
-
-def _hops(
-    first: _Sentence,
-    part: QuestionPart,
-    pool: list[_Sentence],
-    question_terms: frozenset[str],
-    weights: dict[str, float],
-    used: set[int],
-    room: int,
-    companions: list[_Sentence],
-    scoring: AnswerScoring,
-) -> list[_Hop]:
-    """The further hops of a multi-hop question, each a sentence of another chunk: from the sentence at hand, a name
-    it brings in that the question does not hold (the bridge: "... shot the film Maximum Overdrive") leads to a
-    sentence about that name, preferably one holding question words no earlier hop held ("... directed by Stephen
-    King") and a span of the asked kind. The first bridge may also be named by a `companion` (a supporting sentence
-    of the first one's chunk: "He played for the Philadelphia Eagles"). At most MAX_HOPS sentences in all, and `room`
-    further ones; a hop after the second, or to a chunk of the first one's own document, must add MIN_HOP_GAIN of the
-    question. The sentences taken are added to `used`."""
-    total = sum(weights.values())
-    if total <= 0:
-        return []
-    frequency = Counter(term for sentence in pool for term in sentence.terms | sentence.title_terms)
-    # The chunks' titles name things too ("a carrier-borne fighter" leads to the chunk titled "Aircraft carrier").
-    headings = {sentence.heading for sentence in pool if sentence.heading}
-    hops: list[_Hop] = []
-    known = set(question_terms)
-    covered = set(first.terms | first.title_terms)
-    numbers = {first.number}
-    sources = [first, *companions]
-    while len(hops) < min(room, MAX_HOPS - 1):
-        names = [
-            (name - known, source)
-            for source in sources
-            for name in _names_of(source) + _headings_held(source, headings, frequency, len(pool))
-        ]
-        names = [(name, source) for name, source in names if name]
-        if not names:
-            break
-        bridge = frozenset().union(*(name for name, _ in names))
-        residual = {term: weight for term, weight in weights.items() if term not in covered}
-        found = []
-        for candidate in pool:
-            if candidate.number in numbers or id(candidate) in used:
-                continue
-            # The name it is most about, each term weighed by its rarity ("American" leads almost anywhere).
-            # A name its chunk's title holds first: that is what the chunk is about.
-            about, held, via, titled = 0.0, frozenset(), first, False
-            for name, source in names:
-                share = _rare_share(name, candidate.terms | candidate.title_terms, frequency, len(pool))
-                if share and (bool(name & candidate.heading), share) > (titled, about):
-                    about, held, via = share, name & (candidate.terms | candidate.title_terms), source
-                    titled = bool(name & candidate.heading)
-            if not held or _sibling(candidate.heading, first.heading, held):
-                continue
-            gain = _share(residual, candidate) * sum(residual.values()) / total if residual else 0.0
-            # A later hop, or a sentence of the first one's own document (the same subject, not the bridge's), must
-            # add to the question; else the sentences the question itself scores best follow the first one.
-            if gain < MIN_HOP_GAIN and (hops or (first.heading and candidate.heading == first.heading)):
-                continue
-            if via is not sources[0] and (
-                len(hops) + 2 > room or gain < MIN_HOP_GAIN or not held & candidate.title_terms
-            ):
-                continue  # a companion is cited too: only for a chunk about its name that adds to the question
-            found.append((HOP_GAIN_WEIGHT * gain + about + candidate.cosine, candidate, held, gain, via, about))
-        if not found:
-            break
-        found.sort(key=lambda item: (-item[0], item[1].rank))
-        crossed = frozenset(known | bridge) - question_terms
-        read = []
-        for score, candidate, held, gain, via, about in found[:HOP_PARSED]:
-            # The asked kind in a sentence about the bridge: the answer the chain was looking for.
-            span = (
-                _ranked_answer_span(candidate.text, part, frozenset(known | bridge), scoring)[0]
-                if part.wants_span
-                else ""
-            )
-            if span and _terms_of(span) & crossed:
-                span = ""
-            gained = scoring.sentence_score({"kind_found": float(bool(span))})
-            read.append(_Hop(candidate, score + gained, held, gain, span, via, about))
-        best = max(read, key=lambda hop: hop.score)
-        hops.append(best)
-        used.add(id(best.sentence))
-        known |= bridge
-        covered |= best.sentence.terms | best.sentence.title_terms
-        numbers.add(best.sentence.number)
-        if best.via is not sources[0]:
-            room -= 1  # the companion is cited before the hop
-            used.add(id(best.via))
-            covered |= best.via.terms | best.via.title_terms
-        sources = [best.sentence]
-    return hops
-
-
-def _subject_start(
-    first: _Sentence, scored: list[tuple[float, _Sentence, QuestionPart]], question: QuestionAnalysis
-) -> _Sentence | None:
-    """The best-scored sentence of a chunk about the question's subject when `first` is about another subject that
-    only shares a word of its name ("The Drew Pearson Show was ..." for "Drew Fuller stared in ..."): a chunk whose
-    title shares a word with `first`'s title and holds a name of the question that `first` lacks, while the rest of
-    `first`'s title is not in the question. None when there is no such chunk among the scored ones."""
-    named = [
-        item
-        for item in scored
-        if item[1].heading & first.heading
-        and (item[1].heading - first.terms - first.title_terms) & question.anchor_terms
-        and not (first.heading - item[1].heading) & question.question_terms
-    ]
-    return max(named, key=lambda item: (item[0], -item[1].rank))[1] if named else None
-
-
-def _sibling(heading: frozenset[str], first: frozenset[str], held: frozenset[str]) -> bool:
-    """Whether a chunk titled `heading` is about another member of the first hop's family ("Heinkel HD 26" on a
-    chain that started at "Heinkel HD 23") that the bridge terms `held` do not name: a hop there only shares words."""
-    return bool(heading & first) and heading != first and not held & heading
-
-
-def relation_terms(question: str) -> frozenset[str]:
-    """The terms of what the question asks of the thing it ends at: the noun its wh-word determines ("what medal",
-    "whose godfather") and the word that governs them ("awarded what medal", "developed by what company"), or the
-    noun a copula equates with the wh-word ("Who is the spouse of ..."). The last hop of a chain should hold them."""
-    doc = parse_syntax(question)
-    wh = next((token for token in doc if token.lower_ in WH_WORDS), None)
-    if wh is None:
-        return frozenset()
-    words, asked = [], wh
-    if wh.dep_ in {"det", "poss"} and wh.head.pos_ == "NOUN":
-        asked = wh.head
-        words.append(asked)
-    head = asked.head
-    while (head.pos_ == "ADP" or head.dep_ in {"aux", "auxpass"}) and head.head.i != head.i:
-        head = head.head  # "developed by what company", "where are they found": through to the verb
-    if head.lemma_ == "be":
-        words += [child for child in head.children if child.dep_ in {"attr", "nsubj", "acomp"} and child.i != asked.i]
-    elif head.pos_ in {"VERB", "NOUN"} and head.i != asked.i:
-        words.append(head)
-    return frozenset(term for word in words if word.pos_ in {"NOUN", "VERB", "ADJ"} for term in terms(word.text))
-
-
-def _relation_sentence(
-    chosen: list[_Sentence],
-    pool: list[_Sentence],
-    question: QuestionAnalysis,
-    weights: dict[str, float],
-    used: set[int],
-) -> _Sentence | None:
-    """When no chosen sentence holds the relation the question asks for, the sentence that adds MIN_HOP_GAIN of the
-    question's weighted terms and most of the relation, from a chunk titled with another name of the question ("... by
-    Aldric and Osmund Varne, he was a count of which town?") or, holding some of the relation, from a chosen
-    sentence's chunk; None when there is none."""
-    total = sum(weights.values())
-    if total <= 0:
-        return None
-    covered = frozenset().union(*(sentence.terms | sentence.title_terms for sentence in chosen))
-    residual = {term: weight for term, weight in weights.items() if term not in covered}
-    gains = {
-        id(candidate): gain
-        for candidate in pool
-        if id(candidate) not in used
-        and (gain := _share(residual, candidate) * sum(residual.values()) / total if residual else 0.0) >= MIN_HOP_GAIN
-    }
-    if not gains:
-        return None  # nothing could join, whatever the relation: the question's parse is spared
-    relation = relation_terms(question.question) - question.anchor_terms
-    if not relation or any(relation <= sentence.terms for sentence in chosen):
-        return None
-    numbers = {sentence.number for sentence in chosen}
-    headings = {sentence.heading for sentence in chosen}
-    best, best_score = None, 0.0
-    for candidate in pool:
-        asked = len(relation & candidate.terms) / len(relation)
-        heading = candidate.heading
-        # A chunk about another name of the question may answer in its own words; a chosen chunk must hold the relation.
-        named = heading and heading not in headings and heading <= question.question_terms
-        if id(candidate) not in gains or not (named or (asked and candidate.number in numbers)):
-            continue
-        score = HOP_GAIN_WEIGHT * gains[id(candidate)] + RELATION_WEIGHT * asked + candidate.cosine
-        if score > best_score:
-            best, best_score = candidate, score
-    return best
-
-
-def _further_sentences(
-    scored: list[tuple[float, _Sentence, QuestionPart]],
-    used: set[int],
-    unanchored: set[int],
-    spans: set[str],
-    question_terms: frozenset[str],
-    top: float,
-    scoring: AnswerScoring,
-) -> list[tuple[float, _Sentence]]:
-    """The sentences that may follow the chosen ones, best first, each scoring RELATIVE_CUTOFF of the best once
-    scored again: its off-subject weight taken back, and the scoring's `further_bonus` for a span of the asked kind
-    the answer does not give yet (the first sentence's span may be the wrong one: the next one offers another)."""
-    ranked: dict[int, tuple[float, _Sentence]] = {}
-    read: list[tuple[_Sentence, QuestionPart]] = []
-    for score, candidate, part in sorted(scored, key=lambda item: (-item[0], item[1].rank)):
-        if id(candidate) in used or id(candidate) in ranked:
-            continue
-        taken_back = -scoring.weight("sentence", "off_subject") if id(candidate) in unanchored else 0.0
-        ranked[id(candidate)] = (score + taken_back, candidate)
-        if part.wants_span and len(read) < FURTHER_PARSED:
-            read.append((candidate, part))
-    bonus = scoring.further_bonus if scoring.on("further_kind") else 0.0
-    for candidate, part in read if bonus else []:
-        found, _ = _ranked_answer_span(candidate.text, part, question_terms, scoring)
-        if found and found not in spans:
-            ranked[id(candidate)] = (ranked[id(candidate)][0] + bonus, candidate)
-    kept = [item for item in ranked.values() if item[0] >= RELATIVE_CUTOFF * top]
-    return sorted(kept, key=lambda item: (-item[0], item[1].rank))
-
-
 def _asks_a_name(part: QuestionPart) -> bool:
     """Whether the part asks who or what something is (a name or a kind), not when, where or how many."""
     return part.kind in {"who", "what", "which"} and bool(part.focus or part.labels)
-
-
-def _subject_answer(
-    cited: list[_Sentence],
-    documents: list[Document],
-    question: str,
-    asked: frozenset[str],
-    weights: dict[str, float],
-    min_support: float,
-) -> tuple[str, int] | None:
-    """The name a cited sentence's subject stands for, when the sentence holds what the question asks (its relation,
-    or a supporting share of its terms) and its subject is a pronoun or a short form of its chunk's title, and the
-    chunk opens its document: the opening sentence's noun phrase holding the title ("Orvelle J. Dunmark Jr."), or
-    for a "what kind of ..." question the phrase that opening sentence equates it with ("The Kestrel Lark is a Talmont
-    T-9 cargo glider"). Returns (the name, its citation number); None when no sentence qualifies."""
-    relation = relation_terms(question)
-    for sentence in cited:
-        document = documents[sentence.number - 1]
-        meta = document.meta or {}
-        title = _terms_of(_DISAMBIGUATION.sub("", str(meta.get("source_title") or "")))
-        opening = next(iter(chunk_sentences(document.content or "", meta)), "")
-        if int(meta.get("chunk_index") or 0) or not opening or not title or title <= asked:
-            continue
-        if sentence.text == opening or not (relation & sentence.terms or _share(weights, sentence) >= min_support):
-            continue
-        if not (title & sentence.terms or _PERSONAL_WORD.search(sentence.text)):
-            continue  # no word that could stand for the chunk's subject: not worth a parse
-        subject = next(
-            (token for token in parse(sentence.text) if token.dep_ in SUBJECT_DEPS and token.head.dep_ == "ROOT"), None
-        )
-        if subject is None:
-            continue
-        named = " ".join(token.text for token in subject.subtree if token.dep_ == "compound" or token is subject)
-        if subject.lower_ not in _PERSONAL and not frozenset() < _terms_of(named) <= title:
-            continue
-        doc = parse(opening)
-        entity = next((chunk for chunk in doc.noun_chunks if title <= _terms_of(chunk.text)), None)
-        if entity is None:
-            continue
-        found = entity.text
-        if KIND_OF.search(question):
-            attributes = (chunk for chunk in doc.noun_chunks if chunk.root.dep_ == "attr")
-            found = next((chunk.text for chunk in attributes if chunk.root.head == entity.root.head), found)
-        if not _repeats_question(_folded(found), asked):
-            return found, sentence.number
-    return None
-
-
-def _folded(text: str) -> str:
-    """The text without accents ("Akinoshū" -> "Akinoshu"): a question is often typed without them."""
-    return "".join(char for char in unicodedata.normalize("NFKD", text) if not unicodedata.combining(char))
-
-
-def _names_of(sentence: _Sentence) -> list[frozenset[str]]:
-    """The terms of each name the sentence brings in (capitalised word runs after its first word)."""
-    return [_terms_of(name) for name in _NAME.findall(sentence.text.split(" ", 1)[-1]) if _terms_of(name)]
-
-
-def _headings_held(
-    sentence: _Sentence, headings: set[frozenset[str]], frequency: dict[str, int], total: int
-) -> list[frozenset[str]]:
-    """The titles of other chunks whose (rarity-weighed) terms the sentence mostly holds: names it brings in
-    without capitals. The words a title shares with the sentence's own chunk's title do not count: "Heinkel HD 26" is
-    not named by a sentence about the Heinkel HD 23."""
-    return [
-        heading
-        for heading in headings
-        if heading != sentence.heading
-        and _rare_share(heading - sentence.heading, sentence.terms, frequency, total) >= MIN_BRIDGE_SHARE
-    ]
-
-
-def _rare_share(name: frozenset[str], held: frozenset[str], frequency: dict[str, int], total: int) -> float:
-    """The share of `name`'s terms in `held`, each weighed by its inverse frequency among `total` sentences; a name
-    of one common word is worth less than a name of one word no other sentence holds."""
-    weights = {term: math.log(1.0 + total / (1 + frequency.get(term, 0))) for term in name}
-    whole = max(sum(weights.values()), math.log(1.0 + total))
-    return sum(weight for term, weight in weights.items() if term in held) / whole
-
-
-def _brought_in(*sentences: _Sentence) -> frozenset[str]:
-    """The terms of the names the sentences bring in (capitalised word runs after each one's first word)."""
-    return frozenset().union(*(name for sentence in sentences for name in _names_of(sentence)))
-
-
-def _anchors(doc: Any, question_terms: frozenset[str]) -> list[int]:
-    """The positions of the words of `doc`, stop words aside, whose stem or whose lemma's stem the question holds
-    ("left" is found by "leave", "joined" by "join")."""
-    return [
-        token.i
-        for token in doc
-        if not token.is_stop
-        and not question_terms.isdisjoint(terms(token.lower_)[:1] + terms(token.lemma_.lower())[:1])
-    ]
-
-
-def _governing_verb(token: Any) -> int | None:
-    """The position of the verb a phrase headed by `token` is an adjunct or argument of ("left ... in May 2011" ->
-    "left"), through prepositions and nouns; None when no verb governs it."""
-    for up in token.ancestors:
-        if up.pos_ in {"VERB", "AUX"}:
-            return up.i
-    return None
-
-
-def _lemma_terms(text: str) -> frozenset[str]:
-    """The stems of the lemmas of the words of `text`, stop words aside ("when did she leave it?" -> {"leav"}; "who
-    left it?" -> {"leav"}): the written form of a verb or a plural need not be the sentence's."""
-    return frozenset(stem for token in parse_syntax(text) if not token.is_stop for stem in terms(token.lemma_)[:1])
-
-
-def _repeats_question(text: str, question_terms: frozenset[str]) -> bool:
-    """A span whose every content term is in the question names what was asked about, not the answer."""
-    return frozenset() < _terms_of(text) <= question_terms
-
-
-def _part_weights(
-    part: QuestionPart,
-    parts: list[QuestionPart],
-    document_frequency: dict[str, int],
-    total: int,
-    anchors: frozenset[str] = frozenset(),
-) -> dict[str, float]:
-    """IDF weights (over the candidate sentences) of the part's terms, the other parts' terms at half weight, the
-    names the question is about at ANCHOR_WEIGHT times."""
-    weights: dict[str, float] = {}
-    for other in parts:
-        factor = 1.0 if other is part else OTHER_PART_WEIGHT
-        for term in other.terms:
-            idf = bm25.idf(total, document_frequency.get(term, 0)) + 0.1
-            weight = factor * idf * (ANCHOR_WEIGHT if term in anchors else 1.0)
-            weights[term] = max(weights.get(term, 0.0), weight)
-    return weights
-
-
-def _share(weights: dict[str, float], candidate: _Sentence) -> float:
-    total = sum(weights.values())
-    if total <= 0:
-        return 0.0
-    held = sum(
-        weight if term in candidate.terms else TITLE_WEIGHT * weight
-        for term, weight in weights.items()
-        if term in candidate.terms or term in candidate.title_terms
-    )
-    return held / total
-
-
-@lru_cache(maxsize=16384)
-def _terms_of(text: str) -> frozenset[str]:
-    return frozenset(terms(text))
-
-
-def _candidates(documents: list[Document], max_chunks: int) -> list[_Sentence]:
-    """The whole, distinct sentences of the top chunks, in rank order, each with its cosine to the question."""
-    seen: set[str] = set()
-    found: list[_Sentence] = []
-    for rank, document in enumerate(documents[:max_chunks]):
-        content = document.content or ""
-        meta = document.meta or {}
-        title_terms = _terms_of(str(meta.get("source_title") or ""))
-        evidence = meta.get("evidence") if isinstance(meta.get("evidence"), dict) else {}
-        stored = [row for row in (evidence.get("sentences") or []) if len(row) == 3]
-        relevance = float(meta.get("semantic_relevance") or 0.0) * UNSTORED_COSINE_FACTOR
-        rows = (
-            [(int(start), int(end), float(cosine)) for start, end, cosine in stored]
-            if stored
-            else [(start, end, relevance) for start, end in chunk_sentence_spans(content, meta)]
-        )
-        rows.sort()
-        previous_terms: frozenset[str] = frozenset()
-        previous_text = ""
-        for position, (start, end, cosine) in enumerate(rows):
-            if not 0 <= start < end <= len(content):
-                continue
-            text = " ".join(content[start:end].split())
-            number, cited_rank = rank + 1, rank
-            # A chunk after the first that opens in lower case (or on a comma) opens inside a sentence its neighbour
-            # holds whole.
-            if position == 0 and int(meta.get("chunk_index") or 0) > 0 and _LOWER_START.match(text):
-                whole = _from_neighbour(text, document, documents)
-                if whole is None:
-                    continue  # a fragment cut at the chunk boundary; its whole sentence is in a chunk not at hand
-                text, number, cited_rank = whole
-            # "It stands on ...": a sentence opening with a pronoun is about what the sentence before it named.
-            context = title_terms | previous_terms if _PRONOUN_START.match(text) else title_terms
-            before, previous_terms = previous_terms, _terms_of(text)
-            before_text, previous_text = previous_text, text
-            key = text.lower()
-            if key in seen or len(previous_terms) < 2 or _heading_line(content, start, end):
-                continue
-            seen.add(key)
-            found.append(
-                _Sentence(
-                    text,
-                    number,
-                    min(rank, cited_rank),
-                    cosine,
-                    previous_terms,
-                    context,
-                    bool(stored),
-                    title_terms,
-                    before,
-                    before_text,
-                )
-            )
-    return found
-
-
-def _heading_line(content: str, start: int, end: int) -> bool:
-    """Whether `content[start:end]` is a heading ("The move to Cornell", a title line): a line of its own without a
-    sentence's closing punctuation, before a line of prose: one that opens on a word (not a formula's line break,
-    "O" | "2 in which") and closes as a sentence does (not the next item of a list written without full stops,
-    each item a statement of its own). A title standing over a section's heading, each a paragraph of its own
-    ("Guide" | blank line | "Getting started" | blank line | prose), is a heading too. It states nothing to cite; its
-    words still tell what a following "it" names."""
-    before, after = content[:start].rstrip(" \t"), content[end:].lstrip(" \t")
-    opens_line = not before or before.endswith("\n")
-    if not opens_line or not after.startswith("\n") or _CLOSING.search(content[start:end].rstrip()):
-        return False
-    while True:
-        line, newline, rest = after.lstrip().partition("\n")
-        line = line.rstrip()
-        if not line[:1].isalpha():
-            return False
-        if _CLOSING.search(line):
-            return True
-        # Another line without a close: a heading under this one only when each is a paragraph of its own.
-        if not (newline and _BLANK_LINE.match(after) and _BLANK_LINE.match("\n" + rest)):
-            return False
-        after = "\n" + rest
-
-
-def _from_neighbour(fragment: str, document: Document, documents: list[Document]) -> tuple[str, int, int] | None:
-    """The whole sentence ending with `fragment`, from the previous chunk of the same document when it is listed:
-    (text, its citation number, its rank)."""
-    meta = document.meta or {}
-    owner = meta.get("document_id") or meta.get("source_id")
-    if owner is None:
-        return None  # chunks of no named document are no one's neighbours
-    index = int(meta.get("chunk_index") or 0)
-    for rank, other in enumerate(documents):
-        other_meta = other.meta or {}
-        if (other_meta.get("document_id") or other_meta.get("source_id")) != owner:
-            continue
-        if other_meta.get("chunk_index") is None or int(other_meta["chunk_index"]) != index - 1:
-            continue
-        for text in chunk_sentences(other.content or "", other_meta):
-            if text.endswith(fragment) and len(text) > len(fragment):
-                return text, rank + 1, rank
-    return None
-
-
-def _a_name(link: dict[str, Any]) -> bool:
-    """Whether a link's answer is a name a further hop can ask about: a capitalised word (beyond the sentence's
-    first, unless the recogniser reads a name there), and not within a date, time, number or amount the recogniser
-    labels in its sentence. "a 30-second commercial" or "January 2017" is no bridge: "When did the first edition of
-    X come out?" has no description to cross; "Zorvik" in "Zorvik released X in 2019." is one."""
-    span, sentence = link["span"], link["sentence"]
-    entities = parse(sentence).ents
-    words = span.split()
-    # Every sentence opens with a capital: there the capital says nothing, but the recogniser's name does.
-    if sentence.startswith(span) and not any(
-        entity.start == 0 and entity.label_ not in VALUE_LABELS for entity in entities
-    ):
-        words = words[1:]
-    if not any(word[:1].isupper() for word in words):
-        return False
-    return not any(entity.label_ in VALUE_LABELS and span in entity.text for entity in entities)
 
 
 def _held_back(direct: dict[str, Any], held: str | None) -> dict[str, Any]:
@@ -2064,143 +739,3 @@ def _held_back(direct: dict[str, Any], held: str | None) -> dict[str, Any]:
         direct["replies"] = [held]
     direct["short_answer"], direct["short_answer_confidence"] = "", None
     return direct
-
-
-def _answers_its_clause(question: str, sentence: str) -> bool:
-    """Whether `sentence` answers only the innermost description of `question`: a description by a clause of its own
-    ("the area where X is located", "the film that was shot in ..."), which names an event the sentence can state,
-    while the sentence holds none of the terms the rest of the question asks ("governor", "became", "province" of
-    "Who was governor when the area where X is located became a province?"). A description by an "of" phrase or a
-    possessive ("the machinery of X", "X's father") names no event of its own: a sentence about the described thing
-    may say what is asked of it in other words ("driven by water" for what turned it), so it is never read so."""
-    cut = decompose(question)
-    if cut is None or not any(token.dep_ in CLAUSE_DEPS for token in parse_syntax(cut.hop)):
-        return False
-    rest = frozenset(terms(f"{cut.before} {cut.after}")) - frozenset(terms(cut.hop))
-    # A rest asking nothing the description does not ("Who owns the company that owns X?") tells nothing: a sentence
-    # stating the description's event may answer the whole question.
-    return bool(rest) and not rest & frozenset(terms(sentence))
-
-
-def _bridge_sentences(question: str, links: list[dict[str, Any]]) -> frozenset[str]:
-    """The sentences of a chain's links that its last link may not be read from: those holding none of what the
-    question left with the last bridge asks of it (its terms beyond the bridge's name and the asked noun: "born" of
-    "In what year was X born?"). Such a sentence said what the bridge is ("following X's resignation" for "the man
-    that resigned as ..."), not what is asked of it, and another sentence about the bridge is read in its place. A
-    question asking nothing more of the bridge ("In which city was X held?") leaves them all to read: one sentence may
-    answer the description and the question together."""
-    part = next(iter(analyze_question(question).parts), None)
-    if part is None:
-        return frozenset()
-    asked = frozenset(part.terms) - _terms_of(part.focus or "") - _terms_of(links[-1]["span"])
-    if not asked:
-        return frozenset()
-    return frozenset(link["sentence"] for link in links if not asked & _terms_of(link["sentence"]))
-
-
-def _names_bridge(last: dict[str, Any], bridge: frozenset[str]) -> bool:
-    """Whether a chain's last link is read from a sentence about the bridge: one naming it, or one opening with a
-    subject pronoun ("He has sold ...") in a chunk whose title names the whole bridge (a chunk about the bridge,
-    whose pronouns stand for it). Not a chunk about something else that names the bridge in passing ("Brand is a
-    play by X. It is a verse tragedy ...": "it" is the play, not X), nor a possessive ("Its first school opened in
-    1935" says when the school opened, not the bridge)."""
-    if bridge & _terms_of(last["sentence"]):
-        return True
-    opens = _PERSONAL_START.match(last["sentence"].lstrip()) is not None
-    return opens and bool(bridge) and bridge <= _terms_of(_DISAMBIGUATION.sub("", last.get("title") or ""))
-
-
-def _is_last_bridge(span: str, links: list[dict[str, Any]]) -> bool:
-    """Whether a span names the last bridge a chain crossed (the answer of its innermost description)."""
-    named = _terms_of(span)
-    return bool(named) and named <= _terms_of(links[-1]["span"])
-
-
-def _read_off_hop(span: str, sentence: str, links: list[dict[str, Any]]) -> bool:
-    """Whether a direct reading's span answers one of the question's descriptions rather than the question: it is
-    the answer of a hop a later hop crossed from, or another span read off the sentence a hop's answer came from
-    (the description's own event)."""
-    named = _terms_of(span)
-    if named and any(named <= _terms_of(link["span"]) for link in links[:-1]):
-        return True  # a bridge a later hop crossed from: the described thing, not what is asked of it
-    if _is_last_bridge(span, links):
-        return False  # the last bridge itself: the cut, not the direct reading, is in doubt (`run` weighs the chain)
-    return any(sentence == link["sentence"] for link in links)
-
-
-def _mostly_bridge(span: str, bridge: str) -> bool:
-    """Whether at least half of a span's terms are the bridge's: the bridge again, or another spelling of its name
-    ("Karl Orlo Tamsin" for "Carl Orlo Tamsin"), not a name that shares a word with it ("Ivo Orlo Brandt", "the Velmar
-    and Kessen peoples" for "North Velmar"), which a chain may well answer (a godfather, the peoples a region is
-    named after)."""
-    named = _terms_of(span)
-    return bool(named) and 2 * len(named & _terms_of(bridge)) >= len(named)
-
-
-def _name_terms(question: str) -> frozenset[str]:
-    """The terms of the proper nouns a question names (what it looks its answer up by)."""
-    return frozenset(term for token in parse_syntax(question) if token.pos_ == "PROPN" for term in terms(token.text))
-
-
-def _abstain(parts: list[QuestionPart], partial: bool = False) -> str:
-    """The abstention: which part the sources do not answer."""
-    asked = "; ".join(f"“{part.text}”" for part in parts)
-    if partial:
-        return PARTIAL_ABSTENTION.format(parts=asked)
-    if len(parts) > 1:
-        return PARTS_ABSTENTION.format(parts=asked)
-    return NO_EVIDENCE_ANSWER
-
-
-def _state_chain(links: list[str]) -> str:
-    """A chain's links, in order, each its own cited sentence as the chunk states it ("X was directed by A [1]. A was
-    born in B [2]."): each claim is checked against the chunk it cites, and the reader sees which source says what.
-    One line of the answer, so the unsure note follows the whole chain."""
-    return " ".join(dict.fromkeys(links))
-
-
-def cite_sentence(sentence: str, number: int) -> str:
-    """The sentence with its citation before the final stop: `... [n].`."""
-    return f"{sentence.strip().removesuffix('.').rstrip()} [{number}]."
-
-
-def _described_by_its_noun(hop: str, link: dict[str, Any], documents: list[Document]) -> dict[str, Any]:
-    """A hop asking for a noun ("What is the country where X is found?") answered by a name of its sentence that the
-    sources themselves equate with that noun elsewhere ("Zimbara is a country ...", "the country of Zimbara"), when
-    the name read is not so described and exactly one other name of the asked kinds in the same sentence is. A city
-    and a country are both places to the recogniser; the sources' own sentences say which is which."""
-    part = next(iter(analyze_question(hop).parts), None)
-    if part is None or part.focus in {"", "?"} or not part.labels:
-        return link
-    focus = part.focus
-    doc = parse(link["sentence"])
-    hop_names = _name_terms(hop)
-    names = [
-        ent.text
-        for ent in doc.ents
-        if ent.label_ in part.labels and not _terms_of(ent.text) & hop_names and _terms_of(ent.text)
-    ]
-    if len(set(names)) < 2:
-        return link
-    texts = [
-        sentence
-        for document in documents
-        for start, end in chunk_sentence_spans(document.content or "", document.meta)
-        if focus in (sentence := (document.content or "")[start:end]).lower()
-    ]
-
-    def described(name: str) -> bool:
-        for text in texts:
-            if name not in text:
-                continue
-            found = parse(text)
-            for index in _equated_with(found, focus):
-                head = found[index]
-                if name in found[head.left_edge.i : head.right_edge.i + 1].text:
-                    return True
-        return False
-
-    if any(name in link["span"] and described(name) for name in [link["span"], *names]):
-        return link
-    others = sorted({name for name in names if name not in link["span"] and described(name)})
-    return {**link, "span": others[0]} if len(others) == 1 else link

@@ -12,8 +12,9 @@ from haystack.dataclasses import ChatMessage, StreamingChunk
 from haystack.utils import Secret
 
 from components.contracts import RankedDocuments, SourceStatus, StatusKind, documents_of
+from components.generation.answer_wording import ABSTENTION_PREFIX
 from components.generation.cited_answer_builder import CITATION_MARK
-from components.generation.extractive_answer_generator import ABSTENTION_PREFIX, ExtractiveAnswerGenerator
+from components.generation.extractive_answer_generator import ExtractiveAnswerGenerator
 from components.generation.question_analysis import QuestionAnalysis
 from components.generation.question_analyzer import QuestionAnalyzer
 from components.resilience import ResiliencePolicy, SourceGuard, SourceResult

@@ -10,7 +10,7 @@ from haystack import Document
 
 from components.contracts import StatusKind
 from components.contracts.chunk import ChunkDocument
-from components.generation.extractive_answer_generator import NO_SOURCES_ANSWER
+from components.generation.answer_wording import NO_SOURCES_ANSWER
 from components.ranking.research_ranker import ResearchRanker
 from pipelines.catalog import PipelineCatalog, build_pipeline
 from pipelines.research_result import ResearchResult

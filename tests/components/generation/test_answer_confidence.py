@@ -20,8 +20,9 @@ from components.generation.answer_confidence import (
     fit,
     part_features,
 )
+from components.generation.answer_wording import UNSURE_PREFIX
 from components.generation.citation_checker import CitationChecker
-from components.generation.extractive_answer_generator import UNSURE_PREFIX, ExtractiveAnswerGenerator
+from components.generation.extractive_answer_generator import ExtractiveAnswerGenerator
 
 CHUNKS = [
     ("Orvelle Dunmark founded the Kestrel Lantern Works in 1874.", "kb"),

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from components.generation import CitationChecker, ExtractiveAnswerGenerator
-from components.generation import extractive_answer_generator as wording
+from components.generation import answer_wording as wording
 from components.generation.question_analysis import analyze_question
 from tests.components.ranking.chunks import kb_document
 

@@ -9,8 +9,8 @@ from haystack import Document
 
 from components.generation import CitationChecker, ExtractiveAnswerGenerator
 from components.generation import citation_checker as checker_module
+from components.generation.answer_wording import UNSURE_NOTE
 from components.generation.citation_checker import answer_sentences
-from components.generation.extractive_answer_generator import UNSURE_NOTE
 from components.text import language
 from components.text.language import SENTENCE_SPANS_KEY, sentence_spans, sentences
 from tests.components.ranking.chunks import kb_document

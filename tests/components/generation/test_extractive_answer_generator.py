@@ -5,7 +5,7 @@ import time
 import pytest
 
 from components.generation import ExtractiveAnswerGenerator
-from components.generation.extractive_answer_generator import NO_EVIDENCE_ANSWER, NO_SOURCES_ANSWER
+from components.generation.answer_wording import NO_EVIDENCE_ANSWER, NO_SOURCES_ANSWER
 from tests.components.ranking.chunks import kb_document
 from tests.fixture_texts import SUPER_BOWL_TEXT, WARSAW_TEXT
 

@@ -10,25 +10,24 @@ import pytest
 from haystack import Document
 
 from components.generation import CitationChecker, ExtractiveAnswerGenerator
-from components.generation.extractive_answer_generator import (
-    ABSTENTION_PREFIX,
-    UNSURE_NOTE,
+from components.generation.answer_sentences import _from_neighbour, _heading_line, terms_of
+from components.generation.answer_wording import ABSTENTION_PREFIX, UNSURE_NOTE
+from components.generation.chain_reading import (
     _a_name,
-    _answers_its_clause,
-    _bare_span,
     _bridge_sentences,
-    _equated_with,
-    _from_neighbour,
-    _heading_line,
     _mostly_bridge,
     _names_bridge,
-    _ranked_answer_span,
-    _statement_cosines,
-    _terms_of,
-    phrase_span,
-    relation_terms,
+    answers_its_clause,
 )
 from components.generation.question_analysis import analyze_question, question_form
+from components.generation.span_rules import (
+    _statement_cosines,
+    bare_span,
+    equated_with,
+    phrase_span,
+    ranked_answer_span,
+    relation_terms,
+)
 from components.text.language import parse
 from pipelines.evaluation.metrics import split_cited_sentences
 from tests.components.ranking.chunks import kb_document
@@ -290,7 +289,7 @@ class TestShortAnswers:
     def test_a_value_has_the_form_its_question_asks(self, question: str, sentence: str, value: str):
         """The unit the question names is left out, the noun an unasked count counts stays, a hedge goes."""
         analysis = analyze_question(question)
-        assert _ranked_answer_span(sentence, analysis.parts[0], analysis.question_terms)[0] == value
+        assert ranked_answer_span(sentence, analysis.parts[0], analysis.question_terms)[0] == value
 
     def test_a_question_that_sets_one_thing_aside_takes_what_the_sentence_lists_with_it(self):
         piers = kb_document(
@@ -444,7 +443,7 @@ class TestShortAnswers:
         ],
     )
     def test_a_bare_span_keeps_only_its_words(self, span, bare):
-        assert _bare_span(span) == bare
+        assert bare_span(span) == bare
 
     def test_a_why_question_is_answered_by_its_sentence_with_no_short_answer(self):
         pier = kb_document(
@@ -1057,9 +1056,9 @@ class TestPhraseSpan:
             "Sports teams in the Orrin Valley include teams from the KFL (Kestrel Rovers, Ostery Wanderers); BHA "
             "(Brant Town, Vell United); and OSL (Halvik Owls)."
         )
-        assert {doc[i].text for i in _equated_with(doc, "team")} == set()
+        assert {doc[i].text for i in equated_with(doc, "team")} == set()
         doc = parse("Each basin is closed by a tide gate (a sluice) that opens twice a day.")
-        assert {doc[i].text for i in _equated_with(doc, "gate")} == {"sluice"}
+        assert {doc[i].text for i in equated_with(doc, "gate")} == {"sluice"}
 
     def test_an_adjective_of_the_asked_noun_does_not_name_it(self):
         """ "What folk band ...?" asks for the band's name, not for the adjective saying what kind of band it is."""
@@ -1422,9 +1421,9 @@ class TestDirectReadingOfADescription:
         # said to hold none of them, and the description's sentence may answer the whole question.
         question = "Who owns the company that owns Tarrow Mills?"
         sentence = "Tarrow Mills is owned by a holding company, which is owned by Ada Quill."
-        assert not _answers_its_clause(question, sentence)
+        assert not answers_its_clause(question, sentence)
         governor = "Who was governor when the area where Tarrow Ridge Wind Farm is located became a province?"
-        assert _answers_its_clause(governor, "The Tarrow Ridge Wind Farm is located in Ossel county.")
+        assert answers_its_clause(governor, "The Tarrow Ridge Wind Farm is located in Ossel county.")
 
     def test_a_date_is_no_bridge_to_cross(self):
         # "the public beta of Quorra" is answered by a date: nothing to ask further of, the direct reading stands.
@@ -1504,7 +1503,7 @@ class TestLaterLinkReadElsewhere:
     def test_a_pronoun_of_a_chunk_about_something_else_is_not_the_bridge(self):
         # "It" in the song's chunk ("Velk Harbour is a song by the Danish singer Tessa Orlund. It sold ...") is the
         # song, though the chunk names the singer before it; in a chunk about the singer, the pronoun is hers.
-        bridge = _terms_of("Tessa Orlund")
+        bridge = terms_of("Tessa Orlund")
         last = {"span": "40,000", "sentence": "It sold 40,000 copies in 1961.", "title": "Velk Harbour"}
         assert not _names_bridge(last, bridge)
         assert _names_bridge({**last, "title": "Tessa Orlund (singer)"}, bridge)

@@ -5,7 +5,7 @@ from haystack.dataclasses import ChatMessage, StreamingChunk
 
 from components.contracts import RankedDocuments, StatusKind
 from components.generation import ResearchGenerator
-from components.generation.extractive_answer_generator import NO_SOURCES_ANSWER
+from components.generation.answer_wording import NO_SOURCES_ANSWER
 from components.generation.question_analyzer import QuestionAnalyzer
 from tests.components.ranking.chunks import kb_document
 from tests.contract_servers.chat import chat_server, chat_server_session  # noqa: F401 - fixtures
