@@ -1,6 +1,6 @@
 """The short answer's span, chosen by a fitted model among every phrase of its sentence that could answer.
 
-The grammar rules of the extractive answer (`extractive_answer_generator`: entities of the asked kind, the phrase in
+The grammar rules of the extractive answer (`span_rules`: entities of the asked kind, the phrase in
 the wh-word's role, the noun phrase a "what" asks about) propose one span. This module reads the chosen sentence's
 parse (spaCy; already made for the rules, so no model runs here) for every span that could answer instead
 (`span_candidates`: named entities, noun chunks and their heads and modifiers, numbers with what they count,
