@@ -344,7 +344,7 @@ class TestResearchForASelection:
         ]
         assert [_answer(result) for result in pruned] == [_answer(result) for result in whole]
 
-    def test_each_selection_is_built_once_without_the_unread_prompt_and_every_source_runs_the_whole_pipeline(
+    def test_each_selection_is_built_once_without_the_stages_it_needs_not_run_and_every_source_runs_the_whole_pipeline(
         self, catalog
     ):
         catalog.research(QUESTIONS[0], sources=KB)
@@ -357,7 +357,8 @@ class TestResearchForASelection:
             with catalog._selections.lease(key) as again:
                 assert again is first and first is not None
         assert len(catalog._selections) == kept
-        # The extractive generator reads no prompt: a selection's pipeline runs without the prompt builder.
+        # The extractive generator reads no prompt and analyses the question itself, and no session leaves the memory
+        # writer nothing to do: a selection's pipeline runs without the prompt builder, the analyzer and the writer.
         answered = catalog.research(QUESTIONS[1], sources=KB)
         assert not left_out & set(answered.timings) and "generator" in answered.timings
         # Given a session, the memory writer has something to do: that selection keeps it.
