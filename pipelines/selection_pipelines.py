@@ -48,7 +48,9 @@ from components.contracts.selection import SOURCE_NAMES, source_selected
 SOURCES_INPUT = "sources"  # the named input whose targets are the branches a selection chooses among
 JOINER_TYPE = "components.ranking.joiner.LoopDocumentJoiner"
 COLLECTOR_TYPE = "pipelines.status_collector.SourceStatusCollector"
-MAX_SELECTIONS = 8  # pipelines kept per catalog, besides the whole ones (31 selections of 5 sources are possible)
+# Pipelines kept per catalog, besides the whole ones: 31 selections of 5 sources are possible, each with and without
+# the idle stages a question may leave out (`idle`: the memory writer when no session is given).
+MAX_SELECTIONS = 8
 
 
 def selection_branches(inputs: dict[str, list[str]], pipeline: Any) -> dict[str, str]:

@@ -147,7 +147,7 @@ def phrase_span(
     the phrase the sentence equates that noun with ("The most common metal ... is nickel" -> "nickel"), then the
     phrase nearest the question's words in the sentence, with fewer of the question's own words. With an
     embedding `model`, the few best are each put in the wh-word's place in the question, and the statement that
-    reads most like the sentence gains (`_statement_costs`: one batch of a handful of short texts). The weights of
+    reads most like the sentence gains (`_statement_cosines`: one batch of a handful of short texts). The weights of
     these features are `scoring`'s (the packaged file's when None).
     """
     scoring = scoring or AnswerScoring.load()

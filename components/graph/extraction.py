@@ -344,7 +344,7 @@ def _fragment(span: Any) -> bool:
     return joined_after or joined_before
 
 
-_ROMAN = re.compile(r"^(?=[IVXLC]{2,}$)(X[CL]|L?X{0,3})(I[XV]|V?I{0,3})$")  # "II" to "LXXXIX" (one letter: a letter)
+_ROMAN = re.compile(r"^(?=[IVXLC]{2,}$)(X[CL]|L?X{0,3})(I[XV]|V?I{0,3})$")  # "II" to "XCIX" (one letter: a letter)
 
 
 def _sequence_label(name: str) -> bool:

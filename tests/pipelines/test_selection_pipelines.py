@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+import uuid
 
 import pytest
 from haystack import Document
@@ -52,9 +53,10 @@ class TestWithoutBranches:
         assert pruned.pipeline["components"]["joiner"]["init_parameters"]["absent_lists"] == 1
         assert pruned.statuses == {"statuses": (("south", "status"),)}
         # The definition it was made from is unchanged.
-        assert "south" in pipeline["components"] and "absent_lists" not in pipeline["components"]["joiner"][
-            "init_parameters"
-        ]
+        assert (
+            "south" in pipeline["components"]
+            and "absent_lists" not in pipeline["components"]["joiner"]["init_parameters"]
+        )
 
     @pytest.mark.parametrize(
         "joiner",
@@ -342,7 +344,7 @@ class TestResearchForASelection:
         ]
         assert [_answer(result) for result in pruned] == [_answer(result) for result in whole]
 
-    def test_each_selection_is_built_once_without_the_unread_prompt_and_every_source_runs_the_whole_pipeline(
+    def test_each_selection_is_built_once_without_the_stages_it_needs_not_run_and_every_source_runs_the_whole_pipeline(
         self, catalog
     ):
         catalog.research(QUESTIONS[0], sources=KB)
@@ -355,7 +357,8 @@ class TestResearchForASelection:
             with catalog._selections.lease(key) as again:
                 assert again is first and first is not None
         assert len(catalog._selections) == kept
-        # The extractive generator reads no prompt: a selection's pipeline runs without the prompt builder.
+        # The extractive generator reads no prompt and analyses the question itself, and no session leaves the memory
+        # writer nothing to do: a selection's pipeline runs without the prompt builder, the analyzer and the writer.
         answered = catalog.research(QUESTIONS[1], sources=KB)
         assert not left_out & set(answered.timings) and "generator" in answered.timings
         # Given a session, the memory writer has something to do: that selection keeps it.
@@ -365,6 +368,20 @@ class TestResearchForASelection:
         assert {"kb_dense", "graph", "web", "arxiv", "memory", "prompt_builder"} <= set(everything.timings)
         assert catalog._selection_key("research", {"sources": ["all"]}) is None
         assert len(catalog._selections) == kept
+
+    def test_a_selection_asked_with_a_session_remembers_the_question_as_the_whole_pipeline_does(
+        self, catalog, monkeypatch
+    ):
+        # Memory is not among the sources asked, yet a question given a session is remembered: the selection's run
+        # keeps the writer the session gives something to do, and the answer is the whole pipeline's.
+        session = f"s-{uuid.uuid4().hex[:8]}"
+        pruned = catalog.research(QUESTIONS[0], sources=KB, session_id=session)
+        assert "memory_writer" in pruned.timings and "memory" not in pruned.timings
+        recalled = catalog.research(QUESTIONS[0], sources=["memory"], session_id=session)
+        assert any(chunk.source_type == "memory" for chunk in recalled.chunks)
+        monkeypatch.setattr(catalog, "_selection_key", lambda name, inputs: None)
+        whole = catalog.research(QUESTIONS[0], sources=KB, session_id=session)
+        assert _answer(pruned) == _answer(whole)
 
     def test_building_and_dropping_a_selection_neither_collects_nor_thaws_the_frozen_heap(self, catalog, monkeypatch):
         # In a set-up process the whole pipeline's warm-up froze the heap; a selection built later must not run a
