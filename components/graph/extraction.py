@@ -58,11 +58,24 @@ from components.graph.kinds import (
     default_kind_model,
     fullest_name,
 )
+from components.graph.layout import (
+    Sentence,
+    first_word,
+    headline_cut,
+    is_heading,
+    line_key,
+    looks_like_code,
+    opens_section,
+    prose_capitalised,
+    read_document,
+    sentence_sections,
+    title_case,
+)
 from components.graph.model import DocumentGraph, EntityMention, Fact, normalise_name
 from components.resilience.errors import first_line
 from components.serialization import init_parameters_to_dict
 from components.settings import default_setting
-from components.text.language import analyse_text, entity_kind
+from components.text.language import entity_kind
 from components.text.pronouns import PERSON_PRONOUNS, PLURAL_PRONOUNS, THING_PRONOUNS
 
 logger = logging.getLogger(__name__)
@@ -110,75 +123,12 @@ class GraphExtractor(ABC):
         return cls(**{key: value for key, value in data.items() if key != "type"})
 
 
-# --- sentences ------------------------------------------------------------------------------------------------
-
-
-@dataclass
-class Sentence:
-    """A sentence of a document: where it starts in the document's text, and its spaCy span."""
-
-    offset: int
-    span: Any
-
-    @property
-    def text(self) -> str:
-        return self.span.text.strip()
-
-
-_FENCE = re.compile(r"^\s*(```|~~~)")
-
-
-def read_document(document: Any, chunks: list[Any]) -> tuple[str, list[Sentence], str, dt.date | None]:
-    """A document's id, its prose sentences once each (a heading repeating the title is one of them; code, fenced or
-    indented, out) from its text (its chunks joined in order when it keeps none), its title and its date (a
-    date-time's day). The sentences are the shared analysis's."""
-    text = getattr(document, "text", "") or "\n".join(c.text for c in sorted(chunks, key=lambda c: c.chunk_index))
-    kept: list[Sentence] = []
-    seen: set[str] = set()
-    in_fence = False
-    for offset, doc in analyse_text(text):
-        if _FENCE.match(doc.text):
-            in_fence = not in_fence
-            continue
-        if in_fence or doc.text.startswith(("    ", "\t")):
-            continue
-        for span in doc.sents:
-            sentence = Sentence(offset + span.start_char, span)
-            key = " ".join(sentence.text.lstrip("#> ").strip().lower().split())
-            if key and key not in seen:
-                seen.add(key)
-                kept.append(sentence)
-    anchor = getattr(document, "date", None)
-    anchor = anchor.date() if isinstance(anchor, dt.datetime) else anchor
-    return str(document.document_id), kept, getattr(document, "title", "") or "", anchor
-
-
 # --- what a name is ---------------------------------------------------------------------------------------------
 
-# Code identifiers and setting names: underscores, dotted names ("CamelCase.method"), calls, paths, file suffixes.
-_CODE_NAME = re.compile(r"_|\w\.\w|\(\)|/|=|\.(py|js|ts|rs|md|json|yaml|yml|toml)$")
-# An abbreviation with a period after every letter or letter pair, one of them a capital ("U.S.", "S.A.", "S.p.A.",
-# "J.R.R.", "Ph.D."), is written prose, not a dotted identifier: it is set aside before `_CODE_NAME` looks.
-_INITIALISM = re.compile(r"(?<![\w.])(?=[^\s]*[A-Z])(?:[^\W\d_]{1,2}\.){2,}(?!\w)")
 _THINGS = ("organization", "product", "other", "event", "work")  # the kinds "it" refers to
 # Dependency roles in which a noun phrase takes part in its predicate.
 _ARGUMENT_DEPS = {"nsubj", "nsubjpass", "csubj", "dobj", "iobj", "dative", "attr", "agent", "pobj", "oprd", "obj"}
 _LINK_DEPS = {"compound", "appos", "conj", "poss", "amod", "nmod", "npadvmod", "flat", "nummod"}
-
-
-def _looks_like_code(span: Any) -> bool:
-    text = span.text
-    if _CODE_NAME.search(_INITIALISM.sub(" ", text)):
-        return True
-    doc = span.doc
-    before = doc[span.start - 1].text if span.start > 0 else ""
-    after = doc[span.end].text if span.end < len(doc) else ""
-    if not ("`" in before or "`" in after or "`" in text):
-        return False
-    # Backticks closed by two apostrophes are quotation marks (``Skylark''), not code. (Read only near a backtick:
-    # a Doc's text is joined anew from its tokens on every read.)
-    quoted = "``" in doc.text and "''" in doc[span.start :].text
-    return not quoted
 
 
 _MODEL = re.compile(r"^[A-Z]{0,3}-?\d{2,5}[A-Z]{0,3}s?$")
@@ -463,92 +413,12 @@ def _context_word(token: Any) -> bool:
     return token.pos_ in ("NOUN", "VERB", "ADJ") and token.is_alpha and token.is_lower
 
 
-def _first_word(span: Any) -> int:
-    """The index of a sentence's first word (after opening quotes, bullets and heading marks)."""
-    return next((t.i for t in span if t.is_alpha or t.like_num), span.start)
-
-
-def _is_heading(sentence: Sentence) -> bool:
-    """A heading: a Markdown heading, or a short line without a sentence's closing punctuation ("Final Standings")."""
-    text = sentence.text
-    words = [t for t in sentence.span if t.is_alpha]
-    closed = text.endswith((".", "!", "?", ":", ";"))
-    return text.startswith("#") or ("\n" not in text and len(words) <= 8 and not closed)
-
-
-def _opens_section(sentence: Sentence) -> bool:
-    """A Markdown heading ("## Later years"): it opens another part of the text. (A short line without closing
-    punctuation, which `_is_heading` also reads as one, is as often a signature or a quotation's end in news.)"""
-    return sentence.text.startswith("#")
-
-
-def _title_case(sentence: Sentence) -> bool:
-    """A line written in title case ("Vellner Wins Second Term", "Final Standings", a table's rows run into one line:
-    "Standings Team Played Won Points Varnholm Rovers 12 9 28"): every word of four letters or more capitalised,
-    verbs and common nouns too, and no sentence's closing punctuation. The recogniser reads such a line's capitalised
-    words as names. (A Markdown heading is the writer's own heading, its names written as names.)"""
-    text = sentence.text
-    if text.startswith("#") or text.endswith((".", "!", "?")):
-        return False
-    long = [t for t in sentence.span if t.is_alpha and len(t) >= 4]
-    return len(long) >= 1 and all(t.text[0].isupper() for t in long)
-
-
-def _prose_capitalised(sentences: list[Sentence]) -> set[str]:
-    """The words the document's prose (not its headings) writes capitalised as names: mid-sentence, or opening a
-    sentence where the tagger reads a proper noun ("Quillon said ...")."""
-    found = set()
-    for sentence in sentences:
-        if _is_heading(sentence) or _title_case(sentence):
-            continue
-        first = _first_word(sentence.span)
-        for token in sentence.span:
-            if token.is_alpha and token.text[0].isupper() and (token.i > first or token.pos_ == "PROPN"):
-                found.add(token.lower_)
-    return found
-
-
-def _headline_cut(span: Any, known: set[str]) -> Any | None:
-    """A name read in a title-case heading, without the capitalised words at its ends that the prose never writes as a
-    name ("Vellner Wins" is Vellner when the prose writes "Vellner" as a name and never "Wins"; "Second Term",
-    "Standings": none left): in a title-case line every word is capitalised, so only the prose tells a name's words
-    from the headline's common words. A line of names the prose never writes loses them too."""
-    start, end = span.start, span.end
-    doc = span.doc
-
-    def common(token: Any) -> bool:
-        return token.is_alpha and token.lower_ not in known
-
-    while start < end and common(doc[start]):
-        start += 1
-    while end > start and common(doc[end - 1]):
-        end -= 1
-    return doc[start:end] if end > start else None
-
-
-def _line_key(text: str) -> str:
-    """A line as a heading and its section's title compare: without Markdown marks, case and spacing."""
-    return " ".join(text.lstrip("#> ").lower().split())
-
-
-def _sections(sentences: list[Sentence], chunks: list[Any]) -> list[Any]:
-    """Each sentence's section as ingestion found it: the `section_title` of the chunk whose character offsets hold
-    it (None where chunks carry no offsets)."""
-    bounds = []
-    for chunk in chunks:
-        meta = getattr(chunk, "metadata", None) or {}
-        start, end = meta.get("char_start"), meta.get("char_end")
-        if start is not None and end is not None:
-            bounds.append((start, end, meta.get("section_title")))
-    return [next((key for start, end, key in bounds if start <= s.offset < end), None) for s in sentences]
-
-
 def _beside_a_capitalised_word(sentence: Any, mention: Any) -> bool:
     """True when the word right before or right after a mention, inside its sentence, is written with a capital
     ("Trust" after "Valley", "zPad" before "Nimbus"): the mention is likely a piece of a longer name. The word
     opening the sentence counts only when the tagger reads it as a proper noun (not "The" of "The Lumo")."""
     doc = mention.root.doc
-    first = _first_word(sentence)
+    first = first_word(sentence)
     beside = [i for i in (mention.start - 1, mention.end) if sentence.start <= i < sentence.end]
     return any(
         doc[i].is_alpha and any(c.isupper() for c in doc[i].text) and (i != first or doc[i].pos_ == "PROPN")
@@ -1385,7 +1255,7 @@ class LanguageExtractor(GraphExtractor):
         facts: list[Fact] = []
         recent: list[str] = []  # entity keys, most recently named last
         focus: list[str] = []  # the previous sentence's subjects
-        sections = _sections(sentences, chunks)
+        sections = sentence_sections(sentences, chunks)
         dated, frames = self._dates(sentences, anchor, sections)
         events: list[tuple[set[str], list[str]]] = []  # each earlier sentence's nouns and verbs, and its participants
         named_count = Counter(m.key for row in mentions for m in row)  # how often the document names each entity
@@ -1434,7 +1304,7 @@ class LanguageExtractor(GraphExtractor):
             # section's heading that is a noun phrase (no finite verb, not headed by a verb: "Vellner: a life in
             # music") names its subject and says what it is, in no event of that day. A plain text's first line is
             # often a news headline whose verb the parse misses ("Norvik exercises options"): it still tells one.
-            heading = (headline and any(sections)) or _line_key(sections[index] or "") == _line_key(sentence.text)
+            heading = (headline and any(sections)) or line_key(sections[index] or "") == line_key(sentence.text)
             finite = any("Fin" in t.morph.get("VerbForm") for t in sentence.span)
             titled = heading and not finite and sentence.span.root.pos_ not in ("VERB", "AUX")
             for key, (role, token) in linked.items():
@@ -1621,7 +1491,7 @@ class LanguageExtractor(GraphExtractor):
             frames[index] = frame
         sections = sections or [None] * len(sentences)
         for index in range(named_at, len(sentences)):  # on to the end of its section
-            if index > named_at and (sections[index] != sections[named_at] or _opens_section(sentences[index])):
+            if index > named_at and (sections[index] != sections[named_at] or opens_section(sentences[index])):
                 break
             frames[index] = frame
         return dated, frames
@@ -1654,13 +1524,13 @@ class LanguageExtractor(GraphExtractor):
         """The document's entities (merged by name, alias and acronym) and each sentence's mentions of them."""
         entities: dict[str, _DocEntity] = {}
         raw: list[list[_Mention]] = []
-        # Only a document with prose tells a title-case heading's names from its common words (`_headline_cut`).
-        prose = sum(not _is_heading(s) and not _title_case(s) for s in sentences) >= 2
-        known = _prose_capitalised(sentences) if prose else set()
+        # Only a document with prose tells a title-case heading's names from its common words (`headline_cut`).
+        prose = sum(not is_heading(s) and not title_case(s) for s in sentences) >= 2
+        known = prose_capitalised(sentences) if prose else set()
         for sentence in sentences:
             row: list[_Mention] = []
             taken: set[int] = set()
-            headline = prose and _title_case(sentence)
+            headline = prose and title_case(sentence)
             for span, maker, owner in _model_names(sentence.span):
                 mention = self._mention(span[maker:], entities, "product", singular=True)
                 if mention is not None:
@@ -1680,7 +1550,7 @@ class LanguageExtractor(GraphExtractor):
                     continue
                 parts = [piece for part in _split_parenthesis(ent) for piece in _split_name(part, ent.label_)]
                 if headline:
-                    parts = [cut for part in parts if (cut := _headline_cut(part, known)) is not None]
+                    parts = [cut for part in parts if (cut := headline_cut(part, known)) is not None]
                 # A name split off after "in" or "at" ("Harlow University in Ostby") is where the first one is.
                 row += filter(
                     None,
@@ -1692,7 +1562,7 @@ class LanguageExtractor(GraphExtractor):
                 taken.update(range(ent.start, ent.end))
             runs = self._proper_noun_runs(sentence.span, taken)
             if headline:
-                runs = [cut for run in runs if (cut := _headline_cut(run, known)) is not None]
+                runs = [cut for run in runs if (cut := headline_cut(run, known)) is not None]
             row += filter(None, (self._mention(span, entities, None) for span in runs))
             row.sort(key=lambda m: m.start)
             raw.append(row)
@@ -1794,7 +1664,7 @@ class LanguageExtractor(GraphExtractor):
         if len(span) > 1 and _INITIAL.match(span[-1].text) and (after is None or after.is_sent_start or after.is_title):
             text = text[:-1]
         # A model number alone ("the 606", "its 606 airliner") is a name; other names hold a letter.
-        if len(text) < 2 or not (singular or re.search(r"[A-Za-z]", text)) or _looks_like_code(span):
+        if len(text) < 2 or not (singular or re.search(r"[A-Za-z]", text)) or looks_like_code(span):
             return None
         if kind is None and not singular and not re.search(r"[A-Z]", span.text):
             return None
@@ -2029,9 +1899,9 @@ class LanguageExtractor(GraphExtractor):
         named = {
             token.text.lower()
             for sentence in sentences
-            if not _is_heading(sentence)
+            if not is_heading(sentence)
             for token in sentence.span
-            if token.is_title and token.i > _first_word(sentence.span)
+            if token.is_title and token.i > first_word(sentence.span)
         }
         junk = [key for key, entity in entities.items() if _a_measure(entity.names)]
         for key, entity in entities.items():
@@ -2159,7 +2029,7 @@ class LanguageExtractor(GraphExtractor):
         for index, (sentence, row) in enumerate(zip(sentences, raw or [], strict=False)):
             for mention in row:
                 first.setdefault(mention.key, (index, mention.start))
-                if not _is_heading(sentence):
+                if not is_heading(sentence):
                     first_prose.setdefault(mention.key, (index, mention.start))
         for part, short in entities.items():
             if part in redirect or len(part.split()) != 1 or short.kind() not in ("organization", "other"):

@@ -476,10 +476,10 @@ class TestLooksLikeCode:
         ],
     )
     def test_dotted_text(self, text, code):
-        from components.graph.extraction import _looks_like_code
+        from components.graph.layout import looks_like_code
 
         [(_, doc)] = analyse_text(text)
-        assert _looks_like_code(doc[:]) is code
+        assert looks_like_code(doc[:]) is code
 
 
 class TestEventsOfTheEntity:
