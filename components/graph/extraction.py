@@ -29,7 +29,7 @@ import re
 import threading
 from abc import ABC, abstractmethod
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from itertools import groupby
 from typing import Any, Self
@@ -37,7 +37,6 @@ from typing import Any, Self
 import cachetools
 import numpy as np
 from haystack import logging
-from nameparser import HumanName
 
 from components.embedding.model import get_embedding_model
 from components.graph.dates import DateMention, FuzzyDate, sentence_validity, validity
@@ -49,7 +48,6 @@ from components.graph.event_confidence import (
     fact_confidence,
 )
 from components.graph.kinds import (
-    KIND_NOUNS,
     SPEECH_VERBS,
     SPEECH_VERBS_WITH_CLAUSE,
     TITLE_WORDS,
@@ -72,6 +70,34 @@ from components.graph.layout import (
     title_case,
 )
 from components.graph.model import DocumentGraph, EntityMention, Fact, normalise_name
+from components.graph.name_forms import (
+    CLOSING_QUOTES,
+    GENERATIONAL,
+    INITIAL,
+    MODEL,
+    NAME_AND_ACRONYM,
+    NOT_INITIALS,
+    NOT_MODELS,
+    OFFICE_OPENERS,
+    OPENING_QUOTES,
+    a_measure,
+    acronyms_of,
+    after_place_preposition,
+    common_noun,
+    fragment,
+    kind_of_noun,
+    model_names,
+    named_of_another_kind,
+    sequence_label,
+    shortened,
+    singular_name,
+    split_name,
+    split_parenthesis,
+    surnames,
+    title_word,
+    variant_after,
+    without_middle,
+)
 from components.resilience.errors import first_line
 from components.serialization import init_parameters_to_dict
 from components.settings import default_setting
@@ -129,244 +155,6 @@ _THINGS = ("organization", "product", "other", "event", "work")  # the kinds "it
 # Dependency roles in which a noun phrase takes part in its predicate.
 _ARGUMENT_DEPS = {"nsubj", "nsubjpass", "csubj", "dobj", "iobj", "dative", "attr", "agent", "pobj", "oprd", "obj"}
 _LINK_DEPS = {"compound", "appos", "conj", "poss", "amod", "nmod", "npadvmod", "flat", "nummod"}
-
-
-_MODEL = re.compile(r"^[A-Z]{0,3}-?\d{2,5}[A-Z]{0,3}s?$")
-# A one-digit designation ("Vexa 4", "Vexa 3XS") is a model only right after the name it designates.
-_SHORT_MODEL = re.compile(r"^\d[A-Z]{0,3}$")
-_NOT_MODELS = {"DATE", "TIME", "MONEY", "PERCENT", "QUANTITY", "ORDINAL"}
-_OPENING_QUOTES = {"`", "``", '"', "“", "'"}
-_CLOSING_QUOTES = {"'", "''", '"', "”"}
-
-
-def _capitalised(token: Any) -> bool:
-    """A word written as a name: "Talmont", "Vexa", "SkyHauler"."""
-    return token.is_alpha and any(character.isupper() for character in token.text)
-
-
-def _model_names(sentence: Any) -> list[tuple[Any, int, Any]]:
-    """Model designations ("N900", "Talmont 606", "909 Skylark", "909s") as product names, with how many of
-    their leading words name the maker (an organisation the recogniser tagged), and the maker's token when the
-    text names it as an owner ("Talmont's 909")."""
-    found: list[tuple[Any, int, Any]] = []
-    doc = sentence.doc
-    last_end = sentence.start
-    for token in sentence:
-        if token.i < last_end or token.ent_type_ in _NOT_MODELS:
-            continue
-        if not _MODEL.match(token.text):
-            after_name = token.i > sentence.start and doc[token.i - 1].pos_ == "PROPN" and doc[token.i - 1].is_alpha
-            if not (_SHORT_MODEL.match(token.text) and after_name and token.head.i == token.i - 1):
-                continue
-        digits = re.sub(r"\D", "", token.text)
-        lettered = bool(re.search(r"[A-Z]", token.text))
-        if not lettered and re.fullmatch(r"(19|20)\d\d", digits):
-            continue  # a year
-        if not lettered and _beside_a_figure(token, sentence):
-            continue  # a figure of a row of figures ("Ostby City 12 8 25"): a table's cell, not a designation
-        left = token.i
-        while left > sentence.start and doc[left - 1].pos_ == "PROPN" and _capitalised(doc[left - 1]):
-            left -= 1
-        counted = token.i + 1 < sentence.end and doc[token.i + 1].tag_ in ("NNS", "NNPS")
-        if not lettered and left == token.i and counted:
-            continue  # a count: "20 Skylarks" (but "22 Talmont 909 Skylarks" names the model)
-        if not lettered and left == token.i and token.i + 1 < sentence.end and doc[token.i + 1].ent_type_ == "ORG":
-            continue  # a count of the things of a maker the recogniser read: "60 Nordvik jets"
-        right = token.i + 1
-        while (
-            right < sentence.end
-            and doc[right].pos_ in ("PROPN", "NOUN")
-            and doc[right].is_title
-            and doc[right].ent_type_ not in _NOT_MODELS
-        ):
-            right += 1
-        # A nickname in quotation marks right after the designation is part of the name: 909 "Skylark".
-        opened = right
-        while opened < sentence.end and doc[opened].text in _OPENING_QUOTES:
-            opened += 1
-        if (
-            right < opened < sentence.end - 1
-            and doc[opened].is_title
-            and doc[opened].pos_ in ("PROPN", "NOUN")
-            and doc[opened + 1].text in _CLOSING_QUOTES
-        ):
-            right = opened + 2
-        # "its 900 engine", "Talmont's 909": a number naming a kind of product, or after its maker's name.
-        typed = token.dep_ in ("nummod", "compound") and token.head.lemma_.lower() in KIND_NOUNS["product"]
-        owner = token.i >= 2 and doc[token.i - 1].tag_ == "POS" and doc[token.i - 2].ent_type_ == "ORG"
-        variant = _variant_after(token)
-        named = left < token.i or right > token.i + 1 or token.head.is_title or typed or owner or variant
-        if not (lettered or named):
-            continue
-        maker = 0
-        while left + maker < token.i and doc[left + maker].ent_type_ == "ORG":
-            maker += 1
-        found.append((doc[left:right], maker, doc[token.i - 2] if owner and left == token.i else None))
-        last_end = right + 2 if variant else right
-    return found
-
-
-def _beside_a_figure(token: Any, sentence: Any) -> bool:
-    """True when a bare number stands right beside another bare number in its sentence ("Ostby City 12 8 25", "28
-    Dalby United" after "9 28"): a row of figures, as a table reads once its lines are run together."""
-    doc = token.doc
-    return any(sentence.start <= i < sentence.end and doc[i].is_digit for i in (token.i - 1, token.i + 1))
-
-
-_INITIAL = re.compile(r"^[A-Z]\.$")
-
-
-_SPACED_DASHES = {"-", "–", "—"}
-_PLACE_PREPOSITIONS = {"in", "at"}
-
-
-def _after_place_preposition(part: Any, span: Any) -> bool:
-    """True when `part` of a recognised `span` follows a lower-case "in" or "at" inside it."""
-    return part.start > span.start and part.doc[part.start - 1].text in _PLACE_PREPOSITIONS
-
-
-_NAMED_KINDS_WITHOUT_NUMBERS = {"PERSON", "ORG", "GPE", "LOC", "NORP", "FAC"}
-_NUMBER_PAIR = re.compile(r"^\d{1,3}[-–—]\d{1,3}$")
-
-
-def _score_at_end(span: Any) -> int:
-    """How many tokens at the end of `span`, after at least one word, write a pair of numbers joined by a dash ("2-1",
-    "3–0", "102 - 98": a score or a range); 0 when it does not end in one."""
-    if len(span) >= 2 and _NUMBER_PAIR.match(span[-1].text) and span[-2].is_alpha:
-        return 1
-    pair = len(span) >= 4 and span[-1].is_digit and span[-2].text in _SPACED_DASHES and span[-3].is_digit
-    return 3 if pair and span[-4].is_alpha and len(span[-1]) <= 3 and len(span[-3]) <= 3 else 0
-
-
-def _split_name(span: Any, label: str) -> list[Any]:
-    """The names a recognised span holds: "A and B" of people or places is two names, and so is "Zentra and Zentra
-    Pro" (the second repeats the first's first word); a dash set off by spaces ("Port Ulm - Vexcom") and a
-    lower-case "in" or "at" ("Harlow University in Ostby") end a name; a name that runs on past an initial ending a
-    sentence ("at Google X. Treuille then ...": only a person's name has a middle initial) stops at the initial."""
-    doc = span.doc
-    score = _score_at_end(span)
-    if score and label in _NAMED_KINDS_WITHOUT_NUMBERS:
-        # A score or a range the recogniser ran the name on into ("Varnholm Rovers 2-1 on Saturday", "Ostby 3–0"):
-        # a person's, an organisation's or a place's name does not end in one.
-        return _split_name(doc[span.start : span.end - score], label)
-    for token in span[1:-1]:
-        spaced_dash = token.text in _SPACED_DASHES and token.whitespace_ and doc[token.i - 1].whitespace_
-        place = token.text in _PLACE_PREPOSITIONS and label != "PERSON" and doc[token.i + 1].is_title
-        if spaced_dash or place:
-            left, right = doc[span.start : token.i], doc[token.i + 1 : span.end]
-            return [*_split_name(left, label), *_split_name(right, "GPE" if place else label)]
-    # A preposition before the name left without its object ("at Nordvik X. Roe then led": the parser made "Roe"
-    # the next clause's subject) shows where the sentence ended, whatever the recogniser's label.
-    before = doc[span.start - 1] if span.start > 0 else None
-    dangling = before is not None and before.pos_ == "ADP" and not any(c.dep_ == "pobj" for c in before.children)
-    for token in span[1:-1]:
-        if (label != "PERSON" or dangling) and _INITIAL.match(token.text):
-            return [doc[span.start : token.i + 1]]
-    for token in span[1:-1]:
-        if token.lower_ == "and" and token.dep_ == "cc":
-            left, right = doc[span.start : token.i], doc[token.i + 1 : span.end]
-            repeated = len(right) > len(left) and right[0].lower_ == left[0].lower_
-            if left[0].is_title and right[0].is_title and (label in ("PERSON", "GPE", "LOC") or repeated):
-                return [left, right]
-    return [span]
-
-
-def _chars_around(span: Any, width: int = 2) -> tuple[str, str]:
-    """The `width` characters of the text before and after `span` (fewer at the text's ends), from the tokens next
-    to it: a Doc's `text` is joined anew from all its tokens on every read, which cost a third of the extraction
-    when read once per name. Every token holds at least one character, so `width` tokens reach far enough."""
-    doc = span.doc
-    if len(span) == 0:
-        text = doc.text
-        return text[max(0, span.start_char - width) : span.start_char], text[span.end_char : span.end_char + width]
-    before = "".join(token.text_with_ws for token in doc[max(0, span.start - width) : span.start])[-width:]
-    last = doc[span.end - 1]
-    after = "".join(token.text_with_ws for token in doc[span.end - 1 : span.end + width])[len(last.text) :][:width]
-    return before if width else "", after
-
-
-def _fragment(span: Any) -> bool:
-    """True when a name is part of a longer written word: "Retry" of "Retry-After", "Character" of "Character.AI",
-    "L6" of "MiniLM-L6-v2" (the recogniser cut a token run that the text writes as one)."""
-    before, after = _chars_around(span)
-    joined_after = len(after) == 2 and (after[0].isalnum() or (after[0] in "-./" and after[1].isalnum()))
-    joined_before = len(before) == 2 and (before[1].isalnum() or (before[1] in "-/" and before[0].isalnum()))
-    return joined_after or joined_before
-
-
-_ROMAN = re.compile(r"^(?=[IVXLC]{2,}$)(X[CL]|L?X{0,3})(I[XV]|V?I{0,3})$")  # "II" to "XCIX" (one letter: a letter)
-
-
-def _sequence_label(name: str) -> bool:
-    """True for a capitalised word followed only by one capital letter or a Roman numeral ("Series B", "Phase II"):
-    the form that labels one of a sequence of stages, rounds or versions."""
-    words = name.split()
-    return (
-        len(words) == 2
-        and len(words[0]) > 1
-        and words[0].isalpha()
-        and words[0].istitle()
-        and bool(re.fullmatch(r"[A-Z]", words[1]) or _ROMAN.match(words[1]))
-    )
-
-
-def _title_word(token: Any) -> bool:
-    return token.lower_.rstrip(".") in TITLE_WORDS or token.text == "."
-
-
-def _common_noun(span: Any) -> bool:
-    """True for a name written in lower case that the tagger reads as common words ("metadata") or that takes an
-    article ("the node"; a lower-case name such as "pgvector" does not: "the pgvector extension")."""
-    if any(c.isupper() for c in span.text):
-        return False
-    article = any(child.dep_ == "det" for child in span.root.children)
-    return article or not any(t.pos_ in ("PROPN", "X", "NUM") for t in span)
-
-
-def _singular(name: str) -> str:
-    """A product name in the singular: "909s" -> "909", "909 Skylarks" -> "909 Skylark"."""
-    head, _, last = name.rpartition(" ")
-    if len(last) > 3 and last.endswith("s") and not last.endswith("ss") and (last[-2].isdigit() or last[0].isupper()):
-        last = last[:-1]
-    return f"{head} {last}".strip()
-
-
-def _split_parenthesis(span: Any) -> list[Any]:
-    """ "World Health Organization (WHO" -> the name and the acronym, when the recogniser took both as one."""
-    for token in span:
-        if token.text == "(" and token.i > span.start:
-            parts = [span.doc[span.start : token.i]]
-            if token.i + 1 < span.end:
-                parts.append(span.doc[token.i + 1 : span.end])
-            return parts
-    return [span]
-
-
-def _kind_of_noun(noun: str) -> str | None:
-    noun = noun.lower()
-    maker = "organization" if noun.endswith(("maker", "builder", "producer", "provider", "company")) else None
-    return next((kind for kind, nouns in KIND_NOUNS.items() if noun in nouns), maker)
-
-
-def _named_of_another_kind(key: str, kind: str) -> bool:
-    """True when a longer name ends in a noun naming a kind other than an organisation's or `kind` ("Quarrow Builders
-    Summit" is an event, "Quarrow Cloud Platform" a product): its first word alone is not a short form of it."""
-    words = key.split()
-    head = _kind_of_noun(words[-1].strip(".,")) if len(words) >= 2 else None
-    return head in ("event", "product", "work", "place") and head != kind
-
-
-def _variant_after(token: Any) -> bool:
-    """True when a variant's designation is joined to this model's by a hyphen ("606-200XL", "404-800s"): the
-    variant is a version of the model, and its events are the model's."""
-    doc = token.doc
-    return (
-        token.i + 2 < len(doc)
-        and doc[token.i + 1].text == "-"
-        and not token.whitespace_
-        and not doc[token.i + 1].whitespace_
-        and re.fullmatch(r"\d{1,4}[A-Z]{0,3}s?", doc[token.i + 2].text) is not None
-    )
 
 
 def _role(token: Any) -> str | None:
@@ -582,7 +370,7 @@ def _modifies_other_thing(token: Any, kind: str) -> bool:
         head = head.head
         if head.pos_ != "NOUN":
             return False  # part of a longer name, a title before a person's name, or no noun at all
-        if _kind_of_noun(head.lemma_) in (kind, "person", "product") or _is_event_noun(head):
+        if kind_of_noun(head.lemma_) in (kind, "person", "product") or _is_event_noun(head):
             return False
     return head.i != token.i
 
@@ -629,7 +417,7 @@ def _premodifier(token: Any) -> bool:
     return (
         head.i != token.i
         and _is_event_noun(head)
-        and _kind_of_noun(head.lemma_) != "event"
+        and kind_of_noun(head.lemma_) != "event"
         and not _says_it_happened(head)
     )
 
@@ -665,7 +453,7 @@ def _of_a_thing(token: Any, role: str) -> bool:
     while token.dep_ in ("compound", "flat") and token.head.i != token.i:
         token = token.head  # "Nordvik" of "Nordvik SE"
     noun = token.head.head
-    return noun.pos_ == "NOUN" and not _is_event_noun(noun) and _kind_of_noun(noun.lemma_) is None
+    return noun.pos_ == "NOUN" and not _is_event_noun(noun) and kind_of_noun(noun.lemma_) is None
 
 
 # Clauses inside another: reported content ("said that it sold ... last year"), relative clauses ("an agreement
@@ -926,7 +714,7 @@ class _DocEntity:
     def kind(self) -> str:
         if self.kinds:
             return self.kinds.most_common(1)[0][0]
-        return next(filter(None, map(_kind_of_noun, sorted(self.type_nouns))), "other")
+        return next(filter(None, map(kind_of_noun, sorted(self.type_nouns))), "other")
 
 
 @dataclass
@@ -938,83 +726,7 @@ class _Mention:
     maker: str | None = None  # the organisation named in a product's name ("Talmont" of "Talmont 909")
 
 
-_NAME_AND_ACRONYM = re.compile(r"([A-Z][\w&'’.-]*(?:\s+[\w&'’.-]+){1,8})\s*\(([A-Z][A-Za-z&.]{1,9})\)")
-
-
-# The small words of a name that its acronym leaves out ("European Aeronautic Defence and Space" -> "EADS").
-_NOT_INITIALS = {"of", "and", "the", "for", "de", "&"}
-# Title words that open an office and never end one ("Vice President", "Chief Technology Officer").
-_OFFICE_OPENERS = {"vice", "deputy", "assistant", "associate", "acting", "operating", "financial", "technology"}
-_OFFICE_OPENERS |= {"managing", "prime", "senior", "junior"}
-# Symbols of a unit of measure, a currency or a time zone, as written beside a number ("16 GB", "USD 23", "14:00
-# UTC", "GMT +8"): the English abbreviations of the units of storage, of the common units of weight, length and speed,
-# of the most traded currencies and of the time zones of the world's standard. A name made of them (and numbers) is a
-# measure, not an entity (`spacy-46`).
-_UNITS = set(
-    "kb mb gb tb pb kbps mbps gbps ghz mhz khz kwh mwh gwh kg mg km cm mm mph kph "
-    "usd eur gbp jpy cny rmb chf cad aud inr hkd sgd krw rub "
-    "utc gmt bst cet cest est edt pst pdt cst cdt mst mdt ist jst".split()
-)
-_GENERATIONAL = {"jr", "sr"}  # "Jr.", "Sr.": the end of a person's name, never a name of their own
-
-
-def _a_measure(names: Any) -> bool:
-    """True when every name written of an entity is a unit's, a currency's or a time zone's symbol, alone or with a
-    number and signs ("GB", "USD 23", "USD$23", "GMT +8"): a measure the tagger read as a name."""
-    written = [name for name in names if names[name]] or list(names)
-    return bool(written) and all(
-        (words := re.findall(r"[^\W\d_]+", name)) and all(word.lower() in _UNITS for word in words) for name in written
-    )
-
-
-def _surnames(key: str) -> list[str]:
-    """A person's surname with its particles, as `nameparser` reads the name, then without them ("van dijkhof" and
-    "dijkhof" of "maarten van dijkhof"), never a generational suffix ("orrell" of "tavin orrell jr"): a text may
-    write either."""
-    words = key.split()
-    while len(words) > 1 and words[-1].rstrip(".") in _GENERATIONAL:
-        words = words[:-1]
-    last = " ".join(HumanName(" ".join(words)).last.split()).lower()
-    with_particles = last if last and " ".join(words).endswith(last) else words[-1]
-    return list(dict.fromkeys([with_particles, words[-1]]))
-
-
-def _without_middle(key: str) -> str | None:
-    """A person's name without its middle names or initials ("petra lindstrand" of "petra k. lindstrand"), or None
-    when it has none."""
-    name = HumanName(key)
-    if not name.middle or not name.first or not name.last:
-        return None
-    return " ".join(f"{name.first} {name.last} {name.suffix}".split()).lower()
-
-
-def _initials(key: str) -> str:
-    return "".join(word[0] for word in key.split() if word not in _NOT_INITIALS)
-
-
-def _acronyms(key: str, names: Iterable[str]) -> set[str]:
-    """The acronyms a name may be written as: its words' initials ("european aeronautic defence and space" ->
-    "eads"), and, read from how the text writes it, with a word in capitals kept whole ("Vellum AI Labs" -> "vail")
-    and the parts of a hyphenated word taken as words ("Vellum-NLP" -> "vnlp"). Only from a name of two parts or
-    more, and only from the spellings of that name itself (not of a shorter name merged into it)."""
-    found = {_initials(key)} if len(key.split()) >= 2 else set()
-    for name in (name for name in names if normalise_name(name) == key):
-        words = [word for word in re.split(r"[\s-]+", name) if word and word.lower() not in _NOT_INITIALS]
-        if len(words) >= 2:
-            whole = (word if word.isalpha() and word.isupper() and len(word) >= 2 else word[0] for word in words)
-            found.add("".join(whole).lower())
-    return found - {""}
-
-
-def _shortened(key: str) -> set[str]:
-    """A long name with its leading words written as their acronym: "united states air force" -> "us air force",
-    "usa force" (news writes both forms; the other documents' "US Air Force" then joins the same entity)."""
-    words = key.split()
-    return {
-        f"{_initials(' '.join(words[:cut]))} {' '.join(words[cut:])}"
-        for cut in range(2, len(words))
-        if words[cut - 1] not in _NOT_INITIALS
-    }
+OFFICE_OPENERS |= {"managing", "prime", "senior", "junior"}
 
 
 def _stored_sentence_vectors(chunks: list[Any]) -> list[tuple[int, int, Any]]:
@@ -1531,7 +1243,7 @@ class LanguageExtractor(GraphExtractor):
             row: list[_Mention] = []
             taken: set[int] = set()
             headline = prose and title_case(sentence)
-            for span, maker, owner in _model_names(sentence.span):
+            for span, maker, owner in model_names(sentence.span):
                 mention = self._mention(span[maker:], entities, "product", singular=True)
                 if mention is not None:
                     mention.maker = normalise_name(span[:maker].text) if maker else None
@@ -1539,23 +1251,23 @@ class LanguageExtractor(GraphExtractor):
                     full = span.text if maker else f"{owner.text} {span.text}" if owner is not None else ""
                     if full:
                         entities[mention.key].names[full] += 1
-                        entities[mention.key].aliases.add(normalise_name(_singular(full)))
-                    if _variant_after(span[-1]):  # "909-300XL": written with letters, not a bare number
+                        entities[mention.key].aliases.add(normalise_name(singular_name(full)))
+                    if variant_after(span[-1]):  # "909-300XL": written with letters, not a bare number
                         entities[mention.key].names[span.doc[span[-1].i : span[-1].i + 3].text] += 0
                     row.append(mention)
-                    taken.update(range(span.start, span.end + 2 if _variant_after(span[-1]) else span.end))
+                    taken.update(range(span.start, span.end + 2 if variant_after(span[-1]) else span.end))
             for ent in sentence.span.ents:
                 kind = entity_kind(ent.label_)
                 if kind is None or taken.intersection(range(ent.start, ent.end)):
                     continue
-                parts = [piece for part in _split_parenthesis(ent) for piece in _split_name(part, ent.label_)]
+                parts = [piece for part in split_parenthesis(ent) for piece in split_name(part, ent.label_)]
                 if headline:
                     parts = [cut for part in parts if (cut := headline_cut(part, known)) is not None]
                 # A name split off after "in" or "at" ("Harlow University in Ostby") is where the first one is.
                 row += filter(
                     None,
                     (
-                        self._mention(part, entities, "place" if _after_place_preposition(part, ent) else kind)
+                        self._mention(part, entities, "place" if after_place_preposition(part, ent) else kind)
                         for part in parts
                     ),
                 )
@@ -1599,14 +1311,14 @@ class LanguageExtractor(GraphExtractor):
             del entities[key]
         for key, entity in entities.items():
             if entity.kind() == "person" and len(key.split()) >= 2:
-                for surname in _surnames(key):
+                for surname in surnames(key):
                     entity.aliases.add(surname)
                     entity.reasons.setdefault(surname, f"the surname of {key}")
             elif entity.kind() in ("organization", "event", "law") and len(key.split()) >= 3:
-                acronyms = _acronyms(key, entity.names)  # "European Aeronautic Defence and Space" -> "eads"
+                acronyms = acronyms_of(key, entity.names)  # "European Aeronautic Defence and Space" -> "eads"
                 entity.aliases.update(acronyms)
-                entity.aliases.update(_shortened(key))
-                for alias in {*acronyms, *_shortened(key)}:
+                entity.aliases.update(shortened(key))
+                for alias in {*acronyms, *shortened(key)}:
                     entity.reasons.setdefault(alias, f"the initials of {key}")
 
         def moved(key: str | None) -> str | None:
@@ -1630,38 +1342,38 @@ class LanguageExtractor(GraphExtractor):
             span = span[:-1]
         # Titles are not part of a name ("Spokesman Tomas Vell", "Nordvik CEO"), and a name of titles alone
         # ("Chief Executive", "Vice President") is none.
-        if not singular and all(_title_word(token) or token.lower_ in _NOT_INITIALS for token in span):
+        if not singular and all(title_word(token) or token.lower_ in NOT_INITIALS for token in span):
             return None
         # A place's name the recogniser read whole may open with a title word ("St. Orvel", "Prince Varn Island"),
         # and a title word that only opens an office ("Technology" of "Chief Technology Officer", "Financial",
         # "Vice") ends a name as a word of it ("Orvel Technology", "Vell Financial"), not as a title.
-        while len(span) > 1 and _title_word(span[0]) and kind != "place":
+        while len(span) > 1 and title_word(span[0]) and kind != "place":
             span = span[1:]
         # Only as the name's own last word after a capitalised word of it: once a title is cut off its end ("Ana
         # Roe, Chief Financial Officer"), or after a lower-case word ("Ana Roe as Senior ..."), it opens an office.
         cut = False
-        while len(span) > 1 and _title_word(span[-1]) and (
-            cut or span[-1].lower_ not in _OFFICE_OPENERS or not span[-2].text[:1].isupper()
+        while len(span) > 1 and title_word(span[-1]) and (
+            cut or span[-1].lower_ not in OFFICE_OPENERS or not span[-2].text[:1].isupper()
         ):
             span, cut = span[:-1], True
         # A generational suffix ends a person's name ("Tavin Orrell Jr." is not his father, "Tavin Orrell Sr."); alone
         # or opening a name ("Jr." after "Tavin Orrell," where the recogniser ended the name at the comma) it is none.
-        while len(span) > 0 and span[0].lower_.rstrip(".") in _GENERATIONAL:
+        while len(span) > 0 and span[0].lower_.rstrip(".") in GENERATIONAL:
             span = span[1:]
         if len(span) == 0:
             return None
         # Trailing common words are not part of a name ("GloVe averages").
         while len(span) > 1 and span[-1].is_lower and span[-1].is_alpha and span[-1].pos_ != "PROPN":
             span = span[:-1]
-        if not singular and (_fragment(span) or _common_noun(span)):
+        if not singular and (fragment(span) or common_noun(span)):
             return None
         text = span.text.strip()
-        if any(token.text in _OPENING_QUOTES | _CLOSING_QUOTES for token in span[1:-1]):  # 909 "Skylark"
-            text = " ".join(token.text for token in span if token.text not in _OPENING_QUOTES | _CLOSING_QUOTES)
+        if any(token.text in OPENING_QUOTES | CLOSING_QUOTES for token in span[1:-1]):  # 909 "Skylark"
+            text = " ".join(token.text for token in span if token.text not in OPENING_QUOTES | CLOSING_QUOTES)
         # An initial that ends a name and its sentence ("at Quillon X. Roe then led", "joined Quillon X.") lends its
         # period to the sentence: the name is "Quillon X".
         after = span.doc[span.end] if span.end < len(span.doc) else None
-        if len(span) > 1 and _INITIAL.match(span[-1].text) and (after is None or after.is_sent_start or after.is_title):
+        if len(span) > 1 and INITIAL.match(span[-1].text) and (after is None or after.is_sent_start or after.is_title):
             text = text[:-1]
         # A model number alone ("the 606", "its 606 airliner") is a name; other names hold a letter.
         if len(text) < 2 or not (singular or re.search(r"[A-Za-z]", text)) or looks_like_code(span):
@@ -1669,7 +1381,7 @@ class LanguageExtractor(GraphExtractor):
         if kind is None and not singular and not re.search(r"[A-Z]", span.text):
             return None
         if singular or re.search(r"\ds$", text):
-            text = _singular(text)
+            text = singular_name(text)
         key = normalise_name(text)
         if not key:
             return None
@@ -1714,7 +1426,7 @@ class LanguageExtractor(GraphExtractor):
                     continue
                 if token.text[:1].isupper() and token.pos_ in ("NOUN", "PROPN", "ADJ", "ADV") and not token.ent_type_:
                     candidates.append((index, token))
-                elif _MODEL.match(token.text) and token.ent_type_ not in _NOT_MODELS and token.text in model_words:
+                elif MODEL.match(token.text) and token.ent_type_ not in NOT_MODELS and token.text in model_words:
                     candidates.append((index, token))  # "the 909" of a document about the 909 Skylark
         unknown = {normalise_name(t.text) for _, t in candidates if t.text[:1].isupper()} - names
         if known_names is not None and unknown:
@@ -1887,7 +1599,7 @@ class LanguageExtractor(GraphExtractor):
         writes capitalised only where every word may be (opening a sentence, in a heading): no entities. A name the
         text capitalises mid-sentence stays one ("we rewrote it in Rust" beside "rust on the hinge").
 
-        A measure: a name made of a unit's, a currency's or a time zone's symbol ("GB", "USD 23": `_a_measure`).
+        A measure: a name made of a unit's, a currency's or a time zone's symbol ("GB", "USD 23": `a_measure`).
 
         Also a piece of a longer name: a name the recogniser labelled in none of its mentions, each of which stands
         right beside a capitalised word that is not part of it ("Valley" of "the Qorvath Valley Trust" where the
@@ -1903,13 +1615,13 @@ class LanguageExtractor(GraphExtractor):
             for token in sentence.span
             if token.is_title and token.i > first_word(sentence.span)
         }
-        junk = [key for key, entity in entities.items() if _a_measure(entity.names)]
+        junk = [key for key, entity in entities.items() if a_measure(entity.names)]
         for key, entity in entities.items():
             written = [name for name in entity.names if entity.names[name]]
             unlabelled = set(entity.evidence.labels) == {""}
             # A sequence's label ("a Series B", "Phase II") is no name unless the recogniser reads one in it ("the
             # Model S", "Henry VIII").
-            if unlabelled and written and all(_sequence_label(name) for name in written):
+            if unlabelled and written and all(sequence_label(name) for name in written):
                 junk.append(key)
             # A one-word name written only in lower case that is nowhere a subject ("with the fetch time as metadata"):
             # a common word the recogniser labelled; a brand written in lower case is the subject of its verbs
@@ -1954,11 +1666,11 @@ class LanguageExtractor(GraphExtractor):
         reasons: dict[str, str] = {}
         # "European Aeronautic Defence and Space Company (EADS)": the acronym in parentheses.
         for sentence in sentences:
-            for match in _NAME_AND_ACRONYM.finditer(sentence.text):
+            for match in NAME_AND_ACRONYM.finditer(sentence.text):
                 acronym, spelled = normalise_name(match.group(2)), normalise_name(match.group(1))
                 longer = (k for k in entities if len(k.split()) > 1 and k in spelled)  # the acronym is one word
                 long_key = next(
-                    (k for k in longer if any(a.startswith(acronym) for a in _acronyms(k, entities[k].names))), None
+                    (k for k in longer if any(a.startswith(acronym) for a in acronyms_of(k, entities[k].names))), None
                 )
                 if acronym in entities and long_key:
                     redirect[acronym] = long_key
@@ -1967,7 +1679,7 @@ class LanguageExtractor(GraphExtractor):
         for key in entities:
             if key in redirect or len(key.split()) != 1 or not any(n.isupper() for n in entities[key].names):
                 continue
-            owners = [k for k in entities if k != key and key in _acronyms(k, entities[k].names)]
+            owners = [k for k in entities if k != key and key in acronyms_of(k, entities[k].names)]
             if len(owners) == 1:
                 redirect[key] = owners[0]
                 reasons[key] = f"the initials of {owners[0]}, the only name of the document they spell"
@@ -1996,9 +1708,9 @@ class LanguageExtractor(GraphExtractor):
             for key, entity in entities.items():
                 if len(key.split()) >= 2 and entity.kind() in kinds:
                     if part_index == -1:
-                        found = _surnames(key)
+                        found = surnames(key)
                     else:
-                        found = [_without_middle(key)] if part_index == 1 else [key.split()[0]]
+                        found = [without_middle(key)] if part_index == 1 else [key.split()[0]]
                     for part in filter(None, found):
                         owners.setdefault(part, []).append(key)
             for part, keys in owners.items():
@@ -2012,7 +1724,7 @@ class LanguageExtractor(GraphExtractor):
                     rarer = part_index != 0 or sum(short.names.values()) <= sum(entities[keys[0]].names.values())
                     fits = short.kind() in (*kinds, "other") or (part_index != 0 and "person" in kinds)
                     # "Quarrow" the company is not the first word of the "Quarrow Builders Summit" (an event).
-                    fits = fits and (part_index != 0 or not _named_of_another_kind(keys[0], short.kind()))
+                    fits = fits and (part_index != 0 or not named_of_another_kind(keys[0], short.kind()))
                     if fits and written_short and rarer:
                         redirect[part] = keys[0]
                         which = {-1: "surname", 1: "name without its middle name"}.get(
@@ -2038,14 +1750,14 @@ class LanguageExtractor(GraphExtractor):
                 continue
             # Every reading of the short name agrees: no label or noun of the text calls it anything else ("Orvel,
             # a city").
-            read = set(short.kinds) | {_kind_of_noun(noun) for noun in short.type_nouns}
+            read = set(short.kinds) | {kind_of_noun(noun) for noun in short.type_nouns}
             if not read <= {"organization", None}:
                 continue
             holders = sorted((k for k in entities if k != part and part in k.split()), key=len)
             full = next((k for k in holders if k.split()[0] == part), None)
             if full is None or entities[full].kind() != "organization" or full in redirect:
                 continue
-            if _named_of_another_kind(full, short.kind()):
+            if named_of_another_kind(full, short.kind()):
                 continue
             if not all(k == full or k.startswith(f"{full} ") for k in holders):
                 continue
@@ -2200,7 +1912,7 @@ class LanguageExtractor(GraphExtractor):
                 if _names_its_own(token):
                     continue  # "the Talmont mobile device", "the 16GB version": it picks one out, it refers to none
                 noun = token.lemma_.lower()
-                kind = _kind_of_noun(noun)
+                kind = kind_of_noun(noun)
                 key = latest(lambda e, n=noun: n in e.type_nouns)
                 if key is None and kind not in (None, "person"):
                     key = latest(lambda e, k=kind: e.kind() == k)

@@ -1233,7 +1233,7 @@ class TestOpenExtractor:
 
 
 def test_the_characters_around_a_name_are_the_texts_own():
-    from components.graph.extraction import _chars_around
+    from components.graph.name_forms import _chars_around
     from components.text.language import analyse_text
 
     texts = [
