@@ -39,6 +39,26 @@ import numpy as np
 from haystack import logging
 
 from components.embedding.model import get_embedding_model
+from components.graph.clause_reading import (
+    SAYING,
+    clause_verb,
+    evidence_role,
+    habitual,
+    is_core,
+    is_event_noun,
+    is_expletive,
+    is_premodifier,
+    is_state,
+    is_subject,
+    modifies_other_thing,
+    of_a_thing,
+    quoted_positions,
+    role_of,
+    speaks,
+    subject_itself,
+    supposed,
+    tells_past,
+)
 from components.graph.dates import DateMention, FuzzyDate, sentence_validity, validity
 from components.graph.event_confidence import (
     EventConfidenceModel,
@@ -49,7 +69,6 @@ from components.graph.event_confidence import (
 )
 from components.graph.kinds import (
     SPEECH_VERBS,
-    SPEECH_VERBS_WITH_CLAUSE,
     TITLE_WORDS,
     KindEvidence,
     KindModel,
@@ -152,47 +171,6 @@ class GraphExtractor(ABC):
 # --- what a name is ---------------------------------------------------------------------------------------------
 
 _THINGS = ("organization", "product", "other", "event", "work")  # the kinds "it" refers to
-# Dependency roles in which a noun phrase takes part in its predicate.
-_ARGUMENT_DEPS = {"nsubj", "nsubjpass", "csubj", "dobj", "iobj", "dative", "attr", "agent", "pobj", "oprd", "obj"}
-_LINK_DEPS = {"compound", "appos", "conj", "poss", "amod", "nmod", "npadvmod", "flat", "nummod"}
-
-
-def _role(token: Any) -> str | None:
-    """How the noun phrase headed by `token` takes part in its predicate, or None when it does not: the
-    dependency role it (or the phrase it modifies) fills under a verb, prefixed by the links climbed to reach it
-    ("nsubj", "poss>dobj", "compound:NOUN>nsubj")."""
-    links: list[str] = []
-    for _ in range(8):
-        prefix = ">".join(links) + ">" if links else ""
-        if token.dep_ in _ARGUMENT_DEPS:
-            if token.dep_ == "pobj":
-                head = token.head  # the preposition
-                if _partitive_of(head):
-                    links.append("of")  # "the first of the new airliners", "two of the jets": the part's role
-                    token = head.head
-                    continue
-                if head.dep_ in ("prep", "agent", "dative") and head.head.pos_ in ("VERB", "AUX", "NOUN", "PROPN"):
-                    return f"{prefix}pobj:{'VERB' if head.head.pos_ in ('VERB', 'AUX') else 'NOUN'}"
-                return None
-            if token.head.pos_ in ("VERB", "AUX") or token.dep_ in ("nsubj", "nsubjpass"):
-                return f"{prefix}{token.dep_}"
-            return None
-        if token.dep_ in _LINK_DEPS and token.head.i != token.i:
-            typed = token.dep_ in ("compound", "amod", "nmod")
-            links.append(f"{token.dep_}:{token.head.pos_}" if typed else token.dep_)
-            token = token.head
-            continue
-        # A headline's subject is often parsed as the root ("Nordvik N900 test flight delayed after accident"), and
-        # a name right under a verb is its argument whatever the tagger called it ("renamed PostgreSQL" as advmod).
-        if token.dep_ == "ROOT":
-            return f"{prefix}ROOT"
-        if token.head.pos_ in ("VERB", "AUX") and token.dep_ not in ("punct", "cc"):
-            return f"{prefix}{token.dep_}:VERB"
-        return None
-    return None
-
-
-_PARTS = {"first", "last", "one", "some", "many", "most", "all", "each", "half", "none", "several", "both", "few"}
 
 
 def _context_word(token: Any) -> bool:
@@ -227,152 +205,10 @@ def _heads_an_of_phrase(sentence: Any, mention: Any) -> bool:
     return after.is_title
 
 
-def _evidence_role(token: Any) -> str | None:
-    """The role a name plays, as kind evidence: "s:found" (its predicate's subject, also "founded by X"), "p:bear"
-    (a passive subject: "X was born"), "o:release" (an object), "i:in" (the object of a preposition), "g:board" (the
-    possessor of a noun: "X's board")."""
-    while token.dep_ in ("conj", "compound", "flat", "appos") and token.head.i != token.i:
-        token = token.head
-    head = token.head
-    if token.dep_ == "nsubj" and head.pos_ in ("VERB", "AUX"):
-        return f"s:{head.lemma_.lower()}"
-    if token.dep_ == "nsubjpass":
-        return f"p:{head.lemma_.lower()}"
-    if token.dep_ in ("dobj", "obj") and head.pos_ == "VERB":
-        return f"o:{head.lemma_.lower()}"
-    if token.dep_ == "pobj" and head.dep_ == "agent":
-        return f"s:{head.head.lemma_.lower()}"
-    if token.dep_ == "pobj":
-        return f"i:{head.lower_}"
-    if token.dep_ == "poss" and head.pos_ in ("NOUN", "PROPN"):
-        return f"g:{head.lemma_.lower()}"
-    return None
-
-
-def _subject_itself(token: Any) -> bool:
-    """True when the name is the subject itself, one of coordinated subjects ("Vennick and Orrin said") or named in
-    an apposition to it ("its chief, Orla Vennick, said"); not a word of a longer subject ("the Quillon plant said",
-    "a Quillon spokesman said")."""
-    while token.dep_ in ("conj", "appos") and token.head.i != token.i:
-        token = token.head
-    return token.dep_ == "nsubj"
-
-
-def _speaks(verb: Any) -> bool:
-    """True when `verb`, a verb of saying with a name as its subject, says something: not the passive read off a
-    reduced clause ("Varna, said to be the oldest city, ...": an infinitive of its own and no object or clause says
-    that something is said of the subject), and, for a verb that has another sense with a noun object
-    (`SPEECH_VERBS_WITH_CLAUSE`: "added 3,000 jobs", "claimed 30 lives"), only with a clause or a quotation
-    ("added that ...", '"...," she added') or as a parenthesis ("sales, Vennick added, rose")."""
-    deps = {child.dep_ for child in verb.children}
-    clause = bool(deps & {"ccomp", "parataxis"}) or verb.dep_ == "parataxis"
-    infinitive = any(
-        child.dep_ == "xcomp" and any(c.dep_ == "aux" and c.lower_ == "to" for c in child.children)
-        for child in verb.children
-    )
-    if infinitive and not clause and not deps & {"dobj", "obj", "dative"}:
-        return False
-    return clause or verb.lemma_.lower() not in SPEECH_VERBS_WITH_CLAUSE
-
-
-def _partitive_of(preposition: Any) -> bool:
-    """True for the "of" after a subject or object naming a part or a number of things ("the first of ... will be
-    delivered", "two of ... crashed"): the things take part in the part's event."""
-    part = preposition.head
-    return (
-        preposition.lower_ == "of"
-        and preposition.dep_ == "prep"
-        and part.i < preposition.i
-        and part.dep_ in ("nsubj", "nsubjpass", "dobj")
-        and (part.lower_ in _PARTS or part.pos_ == "NUM")
-    )
-
-
-# Nouns naming an event or an action ("the Lumo's use", "an N900 test flight"): a name modifying one of them takes
-# part in that event. Nouns made from verbs by a suffix are recognised by it; these are the common ones made
-# without a suffix.
-_EVENT_NOUNS = set(
-    "use flight launch sale order deal test release visit crash purchase bid strike attack delay cut loss win debut "
-    "trial suit merger takeover rollout delivery service tour death birth arrest vote ban recall dispute choice "
-    "criticism ceremony protest award talk crisis scandal campaign war".split()
-)
 # Words naming one trade: a definite one of them refers back to the last trade the text told of.
 _TRADE_WORDS = set("deal purchase sale order contract agreement acquisition buy sell transaction".split())
 # How a noun of an action is made from its verb ("the landing" of "landed", "the delivery" of "delivered").
 _NOUN_ENDINGS = (("ing", ""), ("ery", "er"), ("ment", ""), ("al", "e"), ("ation", "e"), ("ion", "e"))
-_EVENT_SUFFIXES = ("tion", "sion", "ment", "ance", "ence", "ure", "al", "ing", "ery")
-# Core roles: a pronoun or a definite description refers to an entity taking part only as one of them ("it sold",
-# "sued the company"); "its engines", "with them" name something else the sentence is about.
-_CORE_ROLES = {"nsubj", "nsubjpass", "csubj", "dobj", "obj", "iobj", "dative", "agent", "attr", "oprd", "ROOT"}
-
-
-_QUOTES = {'"', "``", "''", "“", "”"}
-# Predicates whose "it" stands for a clause after them ("it emerged that", "it seems that"), not for a thing.
-_RAISING_VERBS = {"seem", "appear", "emerge", "happen", "matter", "turn", "transpire"}
-
-
-def _is_expletive(it: Any) -> bool:
-    """True for an "it" standing for a clause that follows ("it is hoped that the aircraft ...", "it emerged that",
-    "it is very common for patients to ..."): the subject of a passive, a copula with an adjective, or a raising
-    verb, whose clause complement says what "it" is."""
-    verb = it.head
-    if it.dep_ not in ("nsubj", "nsubjpass", "expl") or verb.pos_ not in ("VERB", "AUX"):
-        return False
-    clause = any(child.dep_ in ("ccomp", "xcomp", "csubj") for child in verb.children)
-    passive = it.dep_ == "nsubjpass"
-    adjective = verb.lemma_ == "be" and any(child.dep_ == "acomp" for child in verb.children)
-    return clause and (passive or adjective or verb.lemma_ in _RAISING_VERBS)
-
-
-def _quoted_positions(sentence: Any) -> set[int]:
-    """The token positions of a sentence inside quotation marks, including the words before a closing mark that
-    ends a quotation opened in an earlier sentence."""
-    marks = [token for token in sentence if token.text in _QUOTES]
-    inside: set[int] = set()
-    opened = bool(marks) and marks[0].text in ("''", "”")
-    start = sentence.start
-    for mark in marks:
-        if opened:
-            inside.update(range(start, mark.i))
-        opened = not opened
-        start = mark.i + 1
-    if opened:
-        inside.update(range(start, sentence.end))
-    return inside
-
-
-def _is_core(role: str, person: bool = False) -> bool:
-    """True for a role (see `_role`) in which a reference names a participant: a core role, not a possessive, but
-    a person's possessive ("his father", "her second album": a person's relations and works are facts about them;
-    "its engines" is about the engines)."""
-    links = role.split(">")
-    return (person or not links[0].startswith("poss")) and links[-1].split(":")[0] in _CORE_ROLES
-
-
-def _is_subject(role: str | None) -> bool:
-    """True for a role (see `_role`; a reference's too: "ref:nsubj") that ends as its predicate's subject."""
-    return (role or "").split(">")[-1].removeprefix("ref:") in ("nsubj", "nsubjpass")
-
-
-def _is_event_noun(token: Any) -> bool:
-    lemma = token.lemma_.lower()
-    return lemma in _EVENT_NOUNS or (len(lemma) > 5 and lemma.endswith(_EVENT_SUFFIXES))
-
-
-def _modifies_other_thing(token: Any, kind: str) -> bool:
-    """True when a name only modifies a common noun naming something else: "Nordvik employees", "the Lumo family",
-    "the Vexa 4 antenna" (the entity is not a participant of the sentence's event). Not when that noun is what the
-    name is ("Lumo players", "the N900 superjumbo": a noun of its own kind, or a product it names), a title of
-    someone acting for it ("Nordvik chief executive Ivo Ranta"), a noun of an event ("Lumo use", "N900 test flight":
-    a headline's participant; in prose `_premodifier` leaves it out), or a name itself."""
-    head = token
-    while head.dep_ in ("compound", "nmod", "amod") and head.head.i > head.i:
-        head = head.head
-        if head.pos_ != "NOUN":
-            return False  # part of a longer name, a title before a person's name, or no noun at all
-        if kind_of_noun(head.lemma_) in (kind, "person", "product") or _is_event_noun(head):
-            return False
-    return head.i != token.i
 
 
 def _names_its_instance(token: Any, descriptions: set[str]) -> bool:
@@ -400,62 +236,6 @@ def _descriptions(sentences: list[Sentence]) -> set[str]:
     return found
 
 
-def _premodifier(token: Any) -> bool:
-    """True when a name takes part only as the premodifier of a noun of an event in running prose ("Lumo
-    development slowed", "the NV900 test flight was delayed"): the clause's argument is the event the noun names,
-    which `_modifies_other_thing` lets the name take part in; what the clause tells (a delay, a slowdown) is said of
-    that event, not of the name's entity. Not a class noun of events, which the name names ("the F8 developer
-    conference", "the Vellum Summit conference": the name is that event's), not a noun of another kind (which
-    `_modifies_other_thing` decides), nor a word of a longer name or a title before one."""
-    if token.dep_ != "compound":
-        return False
-    head = token
-    while head.dep_ == "compound" and head.head.i > head.i:
-        head = head.head
-        if head.pos_ != "NOUN":
-            return False
-    return (
-        head.i != token.i
-        and _is_event_noun(head)
-        and kind_of_noun(head.lemma_) != "event"
-        and not _says_it_happened(head)
-    )
-
-
-# Verbs that say only that an event happened, or which phase of it did ("the launch took place", "the acquisition
-# was completed", "the tour began"): said of a noun of an event, they tell the event itself, not something done to it.
-_OCCURRENCE_VERBS = {"happen", "occur", "begin", "start", "commence", "end", "finish", "complete", "conclude", "hold"}
-# Other arguments of such a verb make the clause tell more than the event ("the launch began to slip").
-_OTHER_ARGUMENTS = {"dobj", "obj", "iobj", "dative", "attr", "oprd", "agent", "ccomp", "xcomp", "acomp"}
-
-
-def _says_it_happened(noun: Any) -> bool:
-    """True when a noun of an event is the subject of a verb that only says the event happened or which phase of it
-    did ("The Vellmark launch took place in Oslo", "the Lumo acquisition was completed in March"): the clause's event
-    is then the noun's own, which the name premodifying the noun takes part in. Not a verb saying something else of
-    the event ("was delayed", "slowed"), nor one with another argument."""
-    verb = noun.head
-    if noun.dep_ not in ("nsubj", "nsubjpass") or verb.pos_ not in ("VERB", "AUX") or verb.i == noun.i:
-        return False
-    others = [child for child in verb.children if child.dep_ in _OTHER_ARGUMENTS]
-    if verb.lemma_.lower() == "take":  # "take place": the light verb's object is part of the predicate
-        return [child.lower_ for child in others] == ["place"]
-    return verb.lemma_.lower() in _OCCURRENCE_VERBS and not others
-
-
-def _of_a_thing(token: Any, role: str) -> bool:
-    """True when a name only completes a noun naming a thing, not an event ("a letter from Nordvik", "staff of
-    Nordvik"): the thing takes part, not the name. The object of an event noun ("sales of the N900") takes part, and
-    so does a place (the caller's choice: "a plant in Alabama" is where the event happens)."""
-    links = role.split(">")
-    if links[-1] != "pobj:NOUN" or not all(link.startswith(("compound", "flat")) for link in links[:-1]):
-        return False
-    while token.dep_ in ("compound", "flat") and token.head.i != token.i:
-        token = token.head  # "Nordvik" of "Nordvik SE"
-    noun = token.head.head
-    return noun.pos_ == "NOUN" and not _is_event_noun(noun) and kind_of_noun(noun.lemma_) is None
-
-
 # Clauses inside another: reported content ("said that it sold ... last year"), relative clauses ("an agreement
 # reached in 1991") and clauses modifying a noun ("Orrell, born in 1955, ...").
 _SUBORDINATE_CLAUSES = {"ccomp", "relcl", "acl"}
@@ -470,14 +250,14 @@ def _event_dates(sentence: Any, dates: list[DateMention], participant: Any) -> l
     describes something else ("Quillon claims that ... an agreement reached in 1991" is a claim made on the
     document's date), nor the reported content of a parenthetical saying ("the switch, he said, would happen next
     year" is a saying of the document's date)."""
-    verb = _clause_verb(participant)
+    verb = clause_verb(participant)
     own, other = [], []
     for mention in dates:
         span = _mention_span(sentence, mention)
         if span is None:
             other.append(mention)
             continue
-        date_verb = _clause_verb(span)
+        date_verb = clause_verb(span)
         if date_verb.i == verb.i or (date_verb.dep_ in ("acl", "relcl") and date_verb.head.i in _phrase(participant)):
             own.append(mention)
             continue
@@ -525,7 +305,7 @@ def _conjoined_dates(sentence: Any, dates: list[DateMention], participant: Any) 
             continue
         if any(child.dep_ in ("nsubj", "nsubjpass", "expl") for child in other.children):
             continue
-        own = [mention for mention, span in spans if span is not None and _clause_verb(span).i == other.i]
+        own = [mention for mention, span in spans if span is not None and clause_verb(span).i == other.i]
         if own:
             found.append(own)
     return found
@@ -575,81 +355,6 @@ def _mention_span(sentence: Any, mention: DateMention) -> Any:
     )
 
 
-def _clause_verb(tokens: Any) -> Any:
-    """The verb whose clause holds `tokens` (a span, or one token): its first verb ancestor, else the root."""
-    if tokens is None:
-        return None
-    token = getattr(tokens, "root", tokens)
-    while token.pos_ not in ("VERB", "AUX") and token.head.i != token.i:
-        token = token.head
-    return token
-
-
-_SAYING = {"say", "claim", "state", "report", "tell", "announce", "confirm", "insist"}
-
-
-def _tells_past(verb: Any) -> bool:
-    """True when the predicate `verb` (with its auxiliaries) is told in the past and not as a future or a
-    possibility: "unveiled", "was praised", "had said"; not "uses", "will be reduced", "would stop"."""
-    if verb is None:
-        return False
-    verbs = [verb, *(child for child in verb.children if child.dep_ in ("aux", "auxpass"))]
-    if any(token.tag_ == "MD" or token.lower_ in ("will", "shall", "'ll") for token in verbs):
-        return False
-    # The finite verb carries the tense ("is priced" is present); a participle alone is a headline's past ("First
-    # N900 delivered"), and a present perfect ("has unveiled") reports a completed event as news does.
-    finite = [token for token in verbs if "Fin" in token.morph.get("VerbForm")]
-    if verb.tag_ == "VBN" and any(token.lemma_ == "have" for token in finite):
-        return True
-    return any("Past" in token.morph.get("Tense") for token in finite or verbs if token.pos_ in ("VERB", "AUX"))
-
-
-def _conditional(clause: Any) -> bool:
-    return any(child.dep_ == "mark" and child.lower_ in ("if", "unless") for child in clause.children)
-
-
-def _supposed(token: Any) -> bool:
-    """True when `token` takes part in a supposed event: a clause opened by "if" or "unless" ("if the bid succeeds,
-    ...") states a condition, not something that happened."""
-    verb = _clause_verb(token)
-    if any(child.dep_ == "advcl" and _conditional(child) for child in verb.children):
-        return True  # the consequence of a condition: "if the bid succeeds, the jets may become redundant"
-    while verb.head.i != verb.i:
-        if verb.dep_ == "advcl" and _conditional(verb):
-            return True
-        verb = _clause_verb(verb.head)
-    return False
-
-
-def _habitual(token: Any) -> bool:
-    """True when `token` takes part through a main verb in the simple present, with no auxiliary and not a saying
-    ("the store sells music", "Vexa makes lenses"): a habit or a description, not a happening, when nothing dates
-    it."""
-    verb = _clause_verb(token)
-    # A word of the name itself that the tagger read as a verb ("Cloud Drives") is not its predicate: that is above.
-    while verb is not None and (verb.i == token.i or verb.ent_type_) and verb.head.i != verb.i:
-        verb = _clause_verb(verb.head)
-    return (
-        verb.pos_ == "VERB"
-        and verb.tag_ in ("VBZ", "VBP")
-        and verb.lemma_.lower() not in _SAYING
-        and not any(child.dep_ in ("aux", "auxpass") for child in verb.children)
-    )
-
-
-def _is_state(subject: Any) -> bool:
-    """True when `subject` is the subject of a copula describing it ("It is Talmont's most popular airliner", "the
-    company is in talks with China", "Nordvik is two years behind schedule"): a state, not an event, when nothing
-    dates it. Not when what it is names an event ("the store was a violation of the agreement")."""
-    while subject.dep_ in ("compound", "flat") and subject.head.i != subject.i:
-        subject = subject.head  # "Nordvik" of "Nordvik SE"
-    verb = subject.head
-    if subject.dep_ != "nsubj" or verb.lemma_ != "be" or any(c.dep_ in ("aux", "auxpass") for c in verb.children):
-        return False
-    described = [child for child in verb.children if child.dep_ in ("attr", "acomp", "prep")]
-    return bool(described) and not any(_is_event_noun(child) for child in described)
-
-
 _DEMONSTRATIVES = {"the", "this", "that", "these", "those"}
 
 
@@ -661,14 +366,14 @@ def _event_references(
     each with the noun: the participants of the last earlier sentence that named the same event (its noun or its
     verb: "purchase"). A noun naming its own participants ("the Talmont deal") refers to nothing before it."""
     covered = {i for m in row for i in range(m.start, m.end)}
-    quoted = _quoted_positions(sentence)
+    quoted = quoted_positions(sentence)
     found: list[tuple[str, Any]] = []
     for token in sentence:
-        if token.pos_ != "NOUN" or token.i in covered or not _is_event_noun(token):
+        if token.pos_ != "NOUN" or token.i in covered or not is_event_noun(token):
             continue
         if not any(child.dep_ == "det" and child.lower_ in _DEMONSTRATIVES for child in token.children):
             continue
-        role = (_role(token) or "").removeprefix("of>")  # "half of those cuts": the part's role
+        role = (role_of(token) or "").removeprefix("of>")  # "half of those cuts": the part's role
         if role.split(">")[0] not in ("nsubj", "nsubjpass", "poss") or token.i in quoted:
             continue
         if any(t.i in covered for t in token.subtree):
@@ -984,7 +689,7 @@ class LanguageExtractor(GraphExtractor):
                     # A headline naming no one ("Biggest ferry in the fleet sets sail") tells the lead's news:
                     # the lead sentence's subject takes part.
                     for mention in mentions[1]:
-                        if _is_subject(_role(mention.root)) and entities[mention.key].kind() not in ("place", "group"):
+                        if is_subject(role_of(mention.root)) and entities[mention.key].kind() not in ("place", "group"):
                             linked.setdefault(mention.key, ("title", mention.root))
             for key, token in _event_references(sentence.span, row, events):
                 if entities[key].kind() not in ("place", "group"):
@@ -1001,7 +706,7 @@ class LanguageExtractor(GraphExtractor):
             named = sorted(explicit, key=lambda k: all(m.start in aside for m in row if m.key == k), reverse=True)
             named += [key for key in linked if key not in explicit and key in recent]
             recent = [key for key in recent if key not in named] + named
-            focus = [key for key, (role, _) in linked.items() if _is_subject(role)]
+            focus = [key for key, (role, _) in linked.items() if is_subject(role)]
             valid, invalid, method, dates = dated[index]
             short = len([t for t in sentence.span if not t.is_punct]) < self.min_sentence_words
             predicate = any(t.pos_ in ("VERB", "AUX") for t in sentence.span)
@@ -1024,10 +729,10 @@ class LanguageExtractor(GraphExtractor):
                     habits.append(key)
                     continue
                 # An event noun referring back ("the landing was a milestone") tells of the event, not a state.
-                state = role != "event" and _is_state(token)
+                state = role != "event" and is_state(token)
                 # A name premodifying a noun is no argument of the clause; a headline's compressed grammar keeps it.
-                premodifier = role != "event" and not role.startswith("ref:") and _premodifier(token)
-                if not headline and ((not dates and state) or _supposed(token) or premodifier):
+                premodifier = role != "event" and not role.startswith("ref:") and is_premodifier(token)
+                if not headline and ((not dates and state) or supposed(token) or premodifier):
                     continue
                 event_dates = _event_dates(sentence.span, dates, token)
                 own_valid, own_invalid, own_method = (
@@ -1037,7 +742,7 @@ class LanguageExtractor(GraphExtractor):
                     sentence.span, own_valid, own_method, anchor, frames[index], headline
                 )
                 # A habit or a description in the simple present that nothing dates is no event of that day.
-                if not headline and own_method in ("document", "context") and _habitual(token):
+                if not headline and own_method in ("document", "context") and habitual(token):
                     habits.append(key)
                     continue
                 # A subject shared by coordinated verbs takes part in each one's dated event ("Orrell joined Varno in
@@ -1179,7 +884,7 @@ class LanguageExtractor(GraphExtractor):
             for mention in dates:
                 span = _mention_span(sentence.span, mention)
                 if span is not None and mention.role != "end":
-                    verb = _clause_verb(span)
+                    verb = clause_verb(span)
                     words = frozenset(token.lemma_.lower() for token in verb.subtree)
                     happened.setdefault(verb.lemma_.lower(), (mention.date, words))
             stated = [m.date for m in dates if not m.relative]
@@ -1190,7 +895,7 @@ class LanguageExtractor(GraphExtractor):
             for mention in dates:
                 days = (anchor - mention.date.value).days if anchor and mention.date.precision == "day" else -1
                 if frame is None and (
-                    0 < days <= 31 or (days == 0 and _tells_past(_clause_verb(_mention_span(sentence.span, mention))))
+                    0 < days <= 31 or (days == 0 and tells_past(clause_verb(_mention_span(sentence.span, mention))))
                 ):
                     frame, named_at = mention.date, index
         frames: list[FuzzyDate | None] = [None] * len(sentences)
@@ -1225,8 +930,8 @@ class LanguageExtractor(GraphExtractor):
         # Tense and modality of the sentence's own predicate (its root and auxiliaries), not of a clause it reports:
         # "Orrell also said that buyers will receive a refund" is a past saying.
         if method == "document":
-            says = sentence.root.lemma_ in _SAYING and sentence.root.tag_ == "VBZ"  # "Talmont claims that ..."
-            if frame is not None and (headline or says or _tells_past(sentence.root)):
+            says = sentence.root.lemma_ in SAYING and sentence.root.tag_ == "VBZ"  # "Talmont claims that ..."
+            if frame is not None and (headline or says or tells_past(sentence.root)):
                 return frame, "context"
         return valid, method
 
@@ -1422,7 +1127,7 @@ class LanguageExtractor(GraphExtractor):
         for index, (sentence, row) in enumerate(zip(sentences, raw, strict=True)):
             covered = {i for m in row for i in range(m.start, m.end)}
             for token in sentence.span:
-                if token.i in covered or _role(token) is None:
+                if token.i in covered or role_of(token) is None:
                     continue
                 if token.text[:1].isupper() and token.pos_ in ("NOUN", "PROPN", "ADJ", "ADV") and not token.ent_type_:
                     candidates.append((index, token))
@@ -1458,7 +1163,7 @@ class LanguageExtractor(GraphExtractor):
             span = sentence.doc[tokens[0].i : tokens[-1].i + 1]
             # One capitalised word opening a sentence ("Version 3 followed") is a name only when the document or the
             # graph knows it: the gazetteer pass decides.
-            if proper and _role(span.root) is not None and not (span.start == sentence.start and len(span) == 1):
+            if proper and role_of(span.root) is not None and not (span.start == sentence.start and len(span) == 1):
                 runs.append(span)
         return runs
 
@@ -1490,14 +1195,14 @@ class LanguageExtractor(GraphExtractor):
             said = {noun.lemma_.lower() for noun in nouns if noun.pos_ == "NOUN"}
             entity.type_nouns.update(said)
             entity.evidence.nouns |= said
-            role = _evidence_role(root)
+            role = evidence_role(root)
             if role:
                 entity.evidence.roles[role] += 1
-            if role and role[2:] in SPEECH_VERBS and role.startswith("s:") and _subject_itself(root):
+            if role and role[2:] in SPEECH_VERBS and role.startswith("s:") and subject_itself(root):
                 subject = root
                 while subject.dep_ in ("conj", "appos") and subject.head.i != subject.i:
                     subject = subject.head
-                if _speaks(subject.head):
+                if speaks(subject.head):
                     entity.evidence.spoke += 1
             # The first pronoun after the name in its sentence most often refers back to it ("Vell left, and her team
             # followed"; "Quorra said its plant ..."): a person's or a thing's.
@@ -1829,22 +1534,22 @@ class LanguageExtractor(GraphExtractor):
         focus: list[str],
         descriptions: set[str],
     ) -> dict[str, tuple[str, Any]]:
-        """The entities taking part in the sentence's events, each with its role (see `_role`) and the token
+        """The entities taking part in the sentence's events, each with its role (see `role_of`) and the token
         naming it; references ("he", "the company") as "ref:" roles. `descriptions`: the nouns the document refers
         with on their own (`_descriptions`)."""
         roles: dict[str, tuple[str, Any]] = {}
         for mention in row:
-            role = _role(mention.root)
+            role = role_of(mention.root)
             if role is None or mention.key in roles:
                 continue
             kind = entities[mention.key].kind()
             # A thing's name before the noun of its class ("the first NV900 prototype") names the noun's referent; an
             # organisation's, a person's or a place's does not ("the Nordvik plant" ... "the plant" is Nordvik's).
-            other_thing = _modifies_other_thing(mention.root, kind) and not (
+            other_thing = modifies_other_thing(mention.root, kind) and not (
                 kind not in ("organization", "person", "place", "group")
                 and _names_its_instance(mention.root, descriptions)
             )
-            if other_thing or (kind != "place" and _of_a_thing(mention.root, role)):
+            if other_thing or (kind != "place" and of_a_thing(mention.root, role)):
                 continue
             roles[mention.key] = (role, mention.root)
         if self.resolve_references:
@@ -1875,24 +1580,24 @@ class LanguageExtractor(GraphExtractor):
             return kept[0] if kept else latest(fits)
 
         found: list[tuple[str, str, Any]] = []
-        quoted = _quoted_positions(sentence)
+        quoted = quoted_positions(sentence)
         for token in sentence:
-            role = None if token.i in covered else _role(token)
+            role = None if token.i in covered else role_of(token)
             # The object of an event noun is a participant too ("sales of the aircraft", "orders for it").
-            of_event = role == "pobj:NOUN" and _is_event_noun(token.head.head)
+            of_event = role == "pobj:NOUN" and is_event_noun(token.head.head)
             # So is a description possessing an event noun ("the aircraft's delivery"; "its use" is too vague).
             possessed = role is not None and role.startswith("poss>") and token.pos_ == "NOUN"
-            of_event = of_event or (possessed and _is_event_noun(token.head))
-            if role is None or not (_is_core(role, token.lower_ in PERSON_PRONOUNS) or of_event):
+            of_event = of_event or (possessed and is_event_noun(token.head))
+            if role is None or not (is_core(role, token.lower_ in PERSON_PRONOUNS) or of_event):
                 continue
             lower = token.lower_
             key = None
             if token.i in quoted and (token.pos_ == "PRON" or lower in PERSON_PRONOUNS | THING_PRONOUNS):
                 continue  # a quoted speaker's "it", "we", "he" is theirs: the narrative's recency does not tell it
-            if lower == "it" and _is_expletive(token):
+            if lower == "it" and is_expletive(token):
                 continue
             if token.pos_ == "PRON" or lower in PERSON_PRONOUNS | THING_PRONOUNS:
-                subject = _is_subject(role)
+                subject = is_subject(role)
                 if lower in PERSON_PRONOUNS:
                     # A person named before the pronoun in the sentence is its antecedent ("Jobs said he ..."); one
                     # named after it is not ("He said Mac sales grew").
