@@ -99,9 +99,9 @@ RULE_FAMILIES: dict[str, list[tuple[Any, str, Any]]] = {
     # A name modifying another thing's noun, or completing a thing's noun, takes no part.
     "participant filters": [(_E, "modifies_other_thing", _no), (_E, "of_a_thing", _no)],
     # The dates of the entity's own clause date its event, not those of a reported or another clause.
-    "own-predicate dates": [(_E, "_event_dates", _every_date)],
+    "own-predicate dates": [(_E, "participant_dates", _every_date)],
     # A subject shared by coordinated verbs takes part in each one's dated event.
-    "conjoined verbs": [(_E, "_conjoined_dates", _none)],
+    "conjoined verbs": [(_E, "conjoined_dates", _none)],
     # A definite event noun as subject refers back to the participants of the event it names.
     "event-noun references": [(_E, "_event_references", _none)],
     "trade words": [(_E, "_TRADE_WORDS", set())],  # a definite trade noun refers back to the last trade told
