@@ -20,6 +20,11 @@ pipeline, one Doc per line of the document, shared with the splitter's sentence 
 Dates come from `components.graph.dates` (spaCy's DATE entities read by dateparser against the document's date).
 Haystack's `NamedEntityExtractor` gives entity spans only; the extractor needs the sentences, the parse and the
 lemmas of the same Doc, so it reads spaCy directly.
+
+The readings the extractor builds on stand in modules of their own: the document's lines, headings and sections
+(`components.graph.layout`), the forms of a name (`components.graph.name_forms`), how a mention takes part in its
+clause and whether the clause tells an event (`components.graph.clause_reading`), and which dates date a
+participant's event (`components.graph.event_dates`).
 """
 
 from __future__ import annotations
