@@ -20,6 +20,11 @@ pipeline, one Doc per line of the document, shared with the splitter's sentence 
 Dates come from `components.graph.dates` (spaCy's DATE entities read by dateparser against the document's date).
 Haystack's `NamedEntityExtractor` gives entity spans only; the extractor needs the sentences, the parse and the
 lemmas of the same Doc, so it reads spaCy directly.
+
+The readings the extractor builds on stand in modules of their own: the document's lines, headings and sections
+(`components.graph.layout`), the forms of a name (`components.graph.name_forms`), how a mention takes part in its
+clause and whether the clause tells an event (`components.graph.clause_reading`), and which dates date a
+participant's event (`components.graph.event_dates`).
 """
 
 from __future__ import annotations
@@ -29,7 +34,7 @@ import re
 import threading
 from abc import ABC, abstractmethod
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from itertools import groupby
 from typing import Any, Self
@@ -37,9 +42,28 @@ from typing import Any, Self
 import cachetools
 import numpy as np
 from haystack import logging
-from nameparser import HumanName
 
 from components.embedding.model import get_embedding_model
+from components.graph.clause_reading import (
+    SAYING,
+    clause_verb,
+    evidence_role,
+    habitual,
+    is_core,
+    is_event_noun,
+    is_expletive,
+    is_premodifier,
+    is_state,
+    is_subject,
+    modifies_other_thing,
+    of_a_thing,
+    quoted_positions,
+    role_of,
+    speaks,
+    subject_itself,
+    supposed,
+    tells_past,
+)
 from components.graph.dates import DateMention, FuzzyDate, sentence_validity, validity
 from components.graph.event_confidence import (
     EventConfidenceModel,
@@ -48,21 +72,66 @@ from components.graph.event_confidence import (
     event_features,
     fact_confidence,
 )
+from components.graph.event_dates import (
+    conjoined_dates,
+    mention_span,
+    participant_dates,
+    since_event,
+)
 from components.graph.kinds import (
-    KIND_NOUNS,
     SPEECH_VERBS,
-    SPEECH_VERBS_WITH_CLAUSE,
     TITLE_WORDS,
     KindEvidence,
     KindModel,
     default_kind_model,
     fullest_name,
 )
+from components.graph.layout import (
+    Sentence,
+    first_word,
+    headline_cut,
+    is_heading,
+    line_key,
+    looks_like_code,
+    opens_section,
+    prose_capitalised,
+    read_document,
+    sentence_sections,
+    title_case,
+)
 from components.graph.model import DocumentGraph, EntityMention, Fact, normalise_name
+from components.graph.name_forms import (
+    CLOSING_QUOTES,
+    GENERATIONAL,
+    INITIAL,
+    MODEL,
+    NAME_AND_ACRONYM,
+    NOT_INITIALS,
+    NOT_MODELS,
+    OFFICE_OPENERS,
+    OPENING_QUOTES,
+    a_measure,
+    acronyms_of,
+    after_place_preposition,
+    common_noun,
+    fragment,
+    kind_of_noun,
+    model_names,
+    named_of_another_kind,
+    sequence_label,
+    shortened,
+    singular_name,
+    split_name,
+    split_parenthesis,
+    surnames,
+    title_word,
+    variant_after,
+    without_middle,
+)
 from components.resilience.errors import first_line
 from components.serialization import init_parameters_to_dict
 from components.settings import default_setting
-from components.text.language import analyse_text, entity_kind
+from components.text.language import entity_kind
 from components.text.pronouns import PERSON_PRONOUNS, PLURAL_PRONOUNS, THING_PRONOUNS
 
 logger = logging.getLogger(__name__)
@@ -110,351 +179,9 @@ class GraphExtractor(ABC):
         return cls(**{key: value for key, value in data.items() if key != "type"})
 
 
-# --- sentences ------------------------------------------------------------------------------------------------
-
-
-@dataclass
-class Sentence:
-    """A sentence of a document: where it starts in the document's text, and its spaCy span."""
-
-    offset: int
-    span: Any
-
-    @property
-    def text(self) -> str:
-        return self.span.text.strip()
-
-
-_FENCE = re.compile(r"^\s*(```|~~~)")
-
-
-def read_document(document: Any, chunks: list[Any]) -> tuple[str, list[Sentence], str, dt.date | None]:
-    """A document's id, its prose sentences once each (a heading repeating the title is one of them; code, fenced or
-    indented, out) from its text (its chunks joined in order when it keeps none), its title and its date (a
-    date-time's day). The sentences are the shared analysis's."""
-    text = getattr(document, "text", "") or "\n".join(c.text for c in sorted(chunks, key=lambda c: c.chunk_index))
-    kept: list[Sentence] = []
-    seen: set[str] = set()
-    in_fence = False
-    for offset, doc in analyse_text(text):
-        if _FENCE.match(doc.text):
-            in_fence = not in_fence
-            continue
-        if in_fence or doc.text.startswith(("    ", "\t")):
-            continue
-        for span in doc.sents:
-            sentence = Sentence(offset + span.start_char, span)
-            key = " ".join(sentence.text.lstrip("#> ").strip().lower().split())
-            if key and key not in seen:
-                seen.add(key)
-                kept.append(sentence)
-    anchor = getattr(document, "date", None)
-    anchor = anchor.date() if isinstance(anchor, dt.datetime) else anchor
-    return str(document.document_id), kept, getattr(document, "title", "") or "", anchor
-
-
 # --- what a name is ---------------------------------------------------------------------------------------------
 
-# Code identifiers and setting names: underscores, dotted names ("CamelCase.method"), calls, paths, file suffixes.
-_CODE_NAME = re.compile(r"_|\w\.\w|\(\)|/|=|\.(py|js|ts|rs|md|json|yaml|yml|toml)$")
-# An abbreviation with a period after every letter or letter pair, one of them a capital ("U.S.", "S.A.", "S.p.A.",
-# "J.R.R.", "Ph.D."), is written prose, not a dotted identifier: it is set aside before `_CODE_NAME` looks.
-_INITIALISM = re.compile(r"(?<![\w.])(?=[^\s]*[A-Z])(?:[^\W\d_]{1,2}\.){2,}(?!\w)")
 _THINGS = ("organization", "product", "other", "event", "work")  # the kinds "it" refers to
-# Dependency roles in which a noun phrase takes part in its predicate.
-_ARGUMENT_DEPS = {"nsubj", "nsubjpass", "csubj", "dobj", "iobj", "dative", "attr", "agent", "pobj", "oprd", "obj"}
-_LINK_DEPS = {"compound", "appos", "conj", "poss", "amod", "nmod", "npadvmod", "flat", "nummod"}
-
-
-def _looks_like_code(span: Any) -> bool:
-    text = span.text
-    if _CODE_NAME.search(_INITIALISM.sub(" ", text)):
-        return True
-    doc = span.doc
-    before = doc[span.start - 1].text if span.start > 0 else ""
-    after = doc[span.end].text if span.end < len(doc) else ""
-    if not ("`" in before or "`" in after or "`" in text):
-        return False
-    # Backticks closed by two apostrophes are quotation marks (``Skylark''), not code. (Read only near a backtick:
-    # a Doc's text is joined anew from its tokens on every read.)
-    quoted = "``" in doc.text and "''" in doc[span.start :].text
-    return not quoted
-
-
-_MODEL = re.compile(r"^[A-Z]{0,3}-?\d{2,5}[A-Z]{0,3}s?$")
-# A one-digit designation ("Vexa 4", "Vexa 3XS") is a model only right after the name it designates.
-_SHORT_MODEL = re.compile(r"^\d[A-Z]{0,3}$")
-_NOT_MODELS = {"DATE", "TIME", "MONEY", "PERCENT", "QUANTITY", "ORDINAL"}
-_OPENING_QUOTES = {"`", "``", '"', "“", "'"}
-_CLOSING_QUOTES = {"'", "''", '"', "”"}
-
-
-def _capitalised(token: Any) -> bool:
-    """A word written as a name: "Talmont", "Vexa", "SkyHauler"."""
-    return token.is_alpha and any(character.isupper() for character in token.text)
-
-
-def _model_names(sentence: Any) -> list[tuple[Any, int, Any]]:
-    """Model designations ("N900", "Talmont 606", "909 Skylark", "909s") as product names, with how many of
-    their leading words name the maker (an organisation the recogniser tagged), and the maker's token when the
-    text names it as an owner ("Talmont's 909")."""
-    found: list[tuple[Any, int, Any]] = []
-    doc = sentence.doc
-    last_end = sentence.start
-    for token in sentence:
-        if token.i < last_end or token.ent_type_ in _NOT_MODELS:
-            continue
-        if not _MODEL.match(token.text):
-            after_name = token.i > sentence.start and doc[token.i - 1].pos_ == "PROPN" and doc[token.i - 1].is_alpha
-            if not (_SHORT_MODEL.match(token.text) and after_name and token.head.i == token.i - 1):
-                continue
-        digits = re.sub(r"\D", "", token.text)
-        lettered = bool(re.search(r"[A-Z]", token.text))
-        if not lettered and re.fullmatch(r"(19|20)\d\d", digits):
-            continue  # a year
-        if not lettered and _beside_a_figure(token, sentence):
-            continue  # a figure of a row of figures ("Ostby City 12 8 25"): a table's cell, not a designation
-        left = token.i
-        while left > sentence.start and doc[left - 1].pos_ == "PROPN" and _capitalised(doc[left - 1]):
-            left -= 1
-        counted = token.i + 1 < sentence.end and doc[token.i + 1].tag_ in ("NNS", "NNPS")
-        if not lettered and left == token.i and counted:
-            continue  # a count: "20 Skylarks" (but "22 Talmont 909 Skylarks" names the model)
-        if not lettered and left == token.i and token.i + 1 < sentence.end and doc[token.i + 1].ent_type_ == "ORG":
-            continue  # a count of the things of a maker the recogniser read: "60 Nordvik jets"
-        right = token.i + 1
-        while (
-            right < sentence.end
-            and doc[right].pos_ in ("PROPN", "NOUN")
-            and doc[right].is_title
-            and doc[right].ent_type_ not in _NOT_MODELS
-        ):
-            right += 1
-        # A nickname in quotation marks right after the designation is part of the name: 909 "Skylark".
-        opened = right
-        while opened < sentence.end and doc[opened].text in _OPENING_QUOTES:
-            opened += 1
-        if (
-            right < opened < sentence.end - 1
-            and doc[opened].is_title
-            and doc[opened].pos_ in ("PROPN", "NOUN")
-            and doc[opened + 1].text in _CLOSING_QUOTES
-        ):
-            right = opened + 2
-        # "its 900 engine", "Talmont's 909": a number naming a kind of product, or after its maker's name.
-        typed = token.dep_ in ("nummod", "compound") and token.head.lemma_.lower() in KIND_NOUNS["product"]
-        owner = token.i >= 2 and doc[token.i - 1].tag_ == "POS" and doc[token.i - 2].ent_type_ == "ORG"
-        variant = _variant_after(token)
-        named = left < token.i or right > token.i + 1 or token.head.is_title or typed or owner or variant
-        if not (lettered or named):
-            continue
-        maker = 0
-        while left + maker < token.i and doc[left + maker].ent_type_ == "ORG":
-            maker += 1
-        found.append((doc[left:right], maker, doc[token.i - 2] if owner and left == token.i else None))
-        last_end = right + 2 if variant else right
-    return found
-
-
-def _beside_a_figure(token: Any, sentence: Any) -> bool:
-    """True when a bare number stands right beside another bare number in its sentence ("Ostby City 12 8 25", "28
-    Dalby United" after "9 28"): a row of figures, as a table reads once its lines are run together."""
-    doc = token.doc
-    return any(sentence.start <= i < sentence.end and doc[i].is_digit for i in (token.i - 1, token.i + 1))
-
-
-_INITIAL = re.compile(r"^[A-Z]\.$")
-
-
-_SPACED_DASHES = {"-", "–", "—"}
-_PLACE_PREPOSITIONS = {"in", "at"}
-
-
-def _after_place_preposition(part: Any, span: Any) -> bool:
-    """True when `part` of a recognised `span` follows a lower-case "in" or "at" inside it."""
-    return part.start > span.start and part.doc[part.start - 1].text in _PLACE_PREPOSITIONS
-
-
-_NAMED_KINDS_WITHOUT_NUMBERS = {"PERSON", "ORG", "GPE", "LOC", "NORP", "FAC"}
-_NUMBER_PAIR = re.compile(r"^\d{1,3}[-–—]\d{1,3}$")
-
-
-def _score_at_end(span: Any) -> int:
-    """How many tokens at the end of `span`, after at least one word, write a pair of numbers joined by a dash ("2-1",
-    "3–0", "102 - 98": a score or a range); 0 when it does not end in one."""
-    if len(span) >= 2 and _NUMBER_PAIR.match(span[-1].text) and span[-2].is_alpha:
-        return 1
-    pair = len(span) >= 4 and span[-1].is_digit and span[-2].text in _SPACED_DASHES and span[-3].is_digit
-    return 3 if pair and span[-4].is_alpha and len(span[-1]) <= 3 and len(span[-3]) <= 3 else 0
-
-
-def _split_name(span: Any, label: str) -> list[Any]:
-    """The names a recognised span holds: "A and B" of people or places is two names, and so is "Zentra and Zentra
-    Pro" (the second repeats the first's first word); a dash set off by spaces ("Port Ulm - Vexcom") and a
-    lower-case "in" or "at" ("Harlow University in Ostby") end a name; a name that runs on past an initial ending a
-    sentence ("at Google X. Treuille then ...": only a person's name has a middle initial) stops at the initial."""
-    doc = span.doc
-    score = _score_at_end(span)
-    if score and label in _NAMED_KINDS_WITHOUT_NUMBERS:
-        # A score or a range the recogniser ran the name on into ("Varnholm Rovers 2-1 on Saturday", "Ostby 3–0"):
-        # a person's, an organisation's or a place's name does not end in one.
-        return _split_name(doc[span.start : span.end - score], label)
-    for token in span[1:-1]:
-        spaced_dash = token.text in _SPACED_DASHES and token.whitespace_ and doc[token.i - 1].whitespace_
-        place = token.text in _PLACE_PREPOSITIONS and label != "PERSON" and doc[token.i + 1].is_title
-        if spaced_dash or place:
-            left, right = doc[span.start : token.i], doc[token.i + 1 : span.end]
-            return [*_split_name(left, label), *_split_name(right, "GPE" if place else label)]
-    # A preposition before the name left without its object ("at Nordvik X. Roe then led": the parser made "Roe"
-    # the next clause's subject) shows where the sentence ended, whatever the recogniser's label.
-    before = doc[span.start - 1] if span.start > 0 else None
-    dangling = before is not None and before.pos_ == "ADP" and not any(c.dep_ == "pobj" for c in before.children)
-    for token in span[1:-1]:
-        if (label != "PERSON" or dangling) and _INITIAL.match(token.text):
-            return [doc[span.start : token.i + 1]]
-    for token in span[1:-1]:
-        if token.lower_ == "and" and token.dep_ == "cc":
-            left, right = doc[span.start : token.i], doc[token.i + 1 : span.end]
-            repeated = len(right) > len(left) and right[0].lower_ == left[0].lower_
-            if left[0].is_title and right[0].is_title and (label in ("PERSON", "GPE", "LOC") or repeated):
-                return [left, right]
-    return [span]
-
-
-def _chars_around(span: Any, width: int = 2) -> tuple[str, str]:
-    """The `width` characters of the text before and after `span` (fewer at the text's ends), from the tokens next
-    to it: a Doc's `text` is joined anew from all its tokens on every read, which cost a third of the extraction
-    when read once per name. Every token holds at least one character, so `width` tokens reach far enough."""
-    doc = span.doc
-    if len(span) == 0:
-        text = doc.text
-        return text[max(0, span.start_char - width) : span.start_char], text[span.end_char : span.end_char + width]
-    before = "".join(token.text_with_ws for token in doc[max(0, span.start - width) : span.start])[-width:]
-    last = doc[span.end - 1]
-    after = "".join(token.text_with_ws for token in doc[span.end - 1 : span.end + width])[len(last.text) :][:width]
-    return before if width else "", after
-
-
-def _fragment(span: Any) -> bool:
-    """True when a name is part of a longer written word: "Retry" of "Retry-After", "Character" of "Character.AI",
-    "L6" of "MiniLM-L6-v2" (the recogniser cut a token run that the text writes as one)."""
-    before, after = _chars_around(span)
-    joined_after = len(after) == 2 and (after[0].isalnum() or (after[0] in "-./" and after[1].isalnum()))
-    joined_before = len(before) == 2 and (before[1].isalnum() or (before[1] in "-/" and before[0].isalnum()))
-    return joined_after or joined_before
-
-
-_ROMAN = re.compile(r"^(?=[IVXLC]{2,}$)(X[CL]|L?X{0,3})(I[XV]|V?I{0,3})$")  # "II" to "XCIX" (one letter: a letter)
-
-
-def _sequence_label(name: str) -> bool:
-    """True for a capitalised word followed only by one capital letter or a Roman numeral ("Series B", "Phase II"):
-    the form that labels one of a sequence of stages, rounds or versions."""
-    words = name.split()
-    return (
-        len(words) == 2
-        and len(words[0]) > 1
-        and words[0].isalpha()
-        and words[0].istitle()
-        and bool(re.fullmatch(r"[A-Z]", words[1]) or _ROMAN.match(words[1]))
-    )
-
-
-def _title_word(token: Any) -> bool:
-    return token.lower_.rstrip(".") in TITLE_WORDS or token.text == "."
-
-
-def _common_noun(span: Any) -> bool:
-    """True for a name written in lower case that the tagger reads as common words ("metadata") or that takes an
-    article ("the node"; a lower-case name such as "pgvector" does not: "the pgvector extension")."""
-    if any(c.isupper() for c in span.text):
-        return False
-    article = any(child.dep_ == "det" for child in span.root.children)
-    return article or not any(t.pos_ in ("PROPN", "X", "NUM") for t in span)
-
-
-def _singular(name: str) -> str:
-    """A product name in the singular: "909s" -> "909", "909 Skylarks" -> "909 Skylark"."""
-    head, _, last = name.rpartition(" ")
-    if len(last) > 3 and last.endswith("s") and not last.endswith("ss") and (last[-2].isdigit() or last[0].isupper()):
-        last = last[:-1]
-    return f"{head} {last}".strip()
-
-
-def _split_parenthesis(span: Any) -> list[Any]:
-    """ "World Health Organization (WHO" -> the name and the acronym, when the recogniser took both as one."""
-    for token in span:
-        if token.text == "(" and token.i > span.start:
-            parts = [span.doc[span.start : token.i]]
-            if token.i + 1 < span.end:
-                parts.append(span.doc[token.i + 1 : span.end])
-            return parts
-    return [span]
-
-
-def _kind_of_noun(noun: str) -> str | None:
-    noun = noun.lower()
-    maker = "organization" if noun.endswith(("maker", "builder", "producer", "provider", "company")) else None
-    return next((kind for kind, nouns in KIND_NOUNS.items() if noun in nouns), maker)
-
-
-def _named_of_another_kind(key: str, kind: str) -> bool:
-    """True when a longer name ends in a noun naming a kind other than an organisation's or `kind` ("Quarrow Builders
-    Summit" is an event, "Quarrow Cloud Platform" a product): its first word alone is not a short form of it."""
-    words = key.split()
-    head = _kind_of_noun(words[-1].strip(".,")) if len(words) >= 2 else None
-    return head in ("event", "product", "work", "place") and head != kind
-
-
-def _variant_after(token: Any) -> bool:
-    """True when a variant's designation is joined to this model's by a hyphen ("606-200XL", "404-800s"): the
-    variant is a version of the model, and its events are the model's."""
-    doc = token.doc
-    return (
-        token.i + 2 < len(doc)
-        and doc[token.i + 1].text == "-"
-        and not token.whitespace_
-        and not doc[token.i + 1].whitespace_
-        and re.fullmatch(r"\d{1,4}[A-Z]{0,3}s?", doc[token.i + 2].text) is not None
-    )
-
-
-def _role(token: Any) -> str | None:
-    """How the noun phrase headed by `token` takes part in its predicate, or None when it does not: the
-    dependency role it (or the phrase it modifies) fills under a verb, prefixed by the links climbed to reach it
-    ("nsubj", "poss>dobj", "compound:NOUN>nsubj")."""
-    links: list[str] = []
-    for _ in range(8):
-        prefix = ">".join(links) + ">" if links else ""
-        if token.dep_ in _ARGUMENT_DEPS:
-            if token.dep_ == "pobj":
-                head = token.head  # the preposition
-                if _partitive_of(head):
-                    links.append("of")  # "the first of the new airliners", "two of the jets": the part's role
-                    token = head.head
-                    continue
-                if head.dep_ in ("prep", "agent", "dative") and head.head.pos_ in ("VERB", "AUX", "NOUN", "PROPN"):
-                    return f"{prefix}pobj:{'VERB' if head.head.pos_ in ('VERB', 'AUX') else 'NOUN'}"
-                return None
-            if token.head.pos_ in ("VERB", "AUX") or token.dep_ in ("nsubj", "nsubjpass"):
-                return f"{prefix}{token.dep_}"
-            return None
-        if token.dep_ in _LINK_DEPS and token.head.i != token.i:
-            typed = token.dep_ in ("compound", "amod", "nmod")
-            links.append(f"{token.dep_}:{token.head.pos_}" if typed else token.dep_)
-            token = token.head
-            continue
-        # A headline's subject is often parsed as the root ("Nordvik N900 test flight delayed after accident"), and
-        # a name right under a verb is its argument whatever the tagger called it ("renamed PostgreSQL" as advmod).
-        if token.dep_ == "ROOT":
-            return f"{prefix}ROOT"
-        if token.head.pos_ in ("VERB", "AUX") and token.dep_ not in ("punct", "cc"):
-            return f"{prefix}{token.dep_}:VERB"
-        return None
-    return None
-
-
-_PARTS = {"first", "last", "one", "some", "many", "most", "all", "each", "half", "none", "several", "both", "few"}
 
 
 def _context_word(token: Any) -> bool:
@@ -463,92 +190,12 @@ def _context_word(token: Any) -> bool:
     return token.pos_ in ("NOUN", "VERB", "ADJ") and token.is_alpha and token.is_lower
 
 
-def _first_word(span: Any) -> int:
-    """The index of a sentence's first word (after opening quotes, bullets and heading marks)."""
-    return next((t.i for t in span if t.is_alpha or t.like_num), span.start)
-
-
-def _is_heading(sentence: Sentence) -> bool:
-    """A heading: a Markdown heading, or a short line without a sentence's closing punctuation ("Final Standings")."""
-    text = sentence.text
-    words = [t for t in sentence.span if t.is_alpha]
-    closed = text.endswith((".", "!", "?", ":", ";"))
-    return text.startswith("#") or ("\n" not in text and len(words) <= 8 and not closed)
-
-
-def _opens_section(sentence: Sentence) -> bool:
-    """A Markdown heading ("## Later years"): it opens another part of the text. (A short line without closing
-    punctuation, which `_is_heading` also reads as one, is as often a signature or a quotation's end in news.)"""
-    return sentence.text.startswith("#")
-
-
-def _title_case(sentence: Sentence) -> bool:
-    """A line written in title case ("Vellner Wins Second Term", "Final Standings", a table's rows run into one line:
-    "Standings Team Played Won Points Varnholm Rovers 12 9 28"): every word of four letters or more capitalised,
-    verbs and common nouns too, and no sentence's closing punctuation. The recogniser reads such a line's capitalised
-    words as names. (A Markdown heading is the writer's own heading, its names written as names.)"""
-    text = sentence.text
-    if text.startswith("#") or text.endswith((".", "!", "?")):
-        return False
-    long = [t for t in sentence.span if t.is_alpha and len(t) >= 4]
-    return len(long) >= 1 and all(t.text[0].isupper() for t in long)
-
-
-def _prose_capitalised(sentences: list[Sentence]) -> set[str]:
-    """The words the document's prose (not its headings) writes capitalised as names: mid-sentence, or opening a
-    sentence where the tagger reads a proper noun ("Quillon said ...")."""
-    found = set()
-    for sentence in sentences:
-        if _is_heading(sentence) or _title_case(sentence):
-            continue
-        first = _first_word(sentence.span)
-        for token in sentence.span:
-            if token.is_alpha and token.text[0].isupper() and (token.i > first or token.pos_ == "PROPN"):
-                found.add(token.lower_)
-    return found
-
-
-def _headline_cut(span: Any, known: set[str]) -> Any | None:
-    """A name read in a title-case heading, without the capitalised words at its ends that the prose never writes as a
-    name ("Vellner Wins" is Vellner when the prose writes "Vellner" as a name and never "Wins"; "Second Term",
-    "Standings": none left): in a title-case line every word is capitalised, so only the prose tells a name's words
-    from the headline's common words. A line of names the prose never writes loses them too."""
-    start, end = span.start, span.end
-    doc = span.doc
-
-    def common(token: Any) -> bool:
-        return token.is_alpha and token.lower_ not in known
-
-    while start < end and common(doc[start]):
-        start += 1
-    while end > start and common(doc[end - 1]):
-        end -= 1
-    return doc[start:end] if end > start else None
-
-
-def _line_key(text: str) -> str:
-    """A line as a heading and its section's title compare: without Markdown marks, case and spacing."""
-    return " ".join(text.lstrip("#> ").lower().split())
-
-
-def _sections(sentences: list[Sentence], chunks: list[Any]) -> list[Any]:
-    """Each sentence's section as ingestion found it: the `section_title` of the chunk whose character offsets hold
-    it (None where chunks carry no offsets)."""
-    bounds = []
-    for chunk in chunks:
-        meta = getattr(chunk, "metadata", None) or {}
-        start, end = meta.get("char_start"), meta.get("char_end")
-        if start is not None and end is not None:
-            bounds.append((start, end, meta.get("section_title")))
-    return [next((key for start, end, key in bounds if start <= s.offset < end), None) for s in sentences]
-
-
 def _beside_a_capitalised_word(sentence: Any, mention: Any) -> bool:
     """True when the word right before or right after a mention, inside its sentence, is written with a capital
     ("Trust" after "Valley", "zPad" before "Nimbus"): the mention is likely a piece of a longer name. The word
     opening the sentence counts only when the tagger reads it as a proper noun (not "The" of "The Lumo")."""
     doc = mention.root.doc
-    first = _first_word(sentence)
+    first = first_word(sentence)
     beside = [i for i in (mention.start - 1, mention.end) if sentence.start <= i < sentence.end]
     return any(
         doc[i].is_alpha and any(c.isupper() for c in doc[i].text) and (i != first or doc[i].pos_ == "PROPN")
@@ -569,152 +216,10 @@ def _heads_an_of_phrase(sentence: Any, mention: Any) -> bool:
     return after.is_title
 
 
-def _evidence_role(token: Any) -> str | None:
-    """The role a name plays, as kind evidence: "s:found" (its predicate's subject, also "founded by X"), "p:bear"
-    (a passive subject: "X was born"), "o:release" (an object), "i:in" (the object of a preposition), "g:board" (the
-    possessor of a noun: "X's board")."""
-    while token.dep_ in ("conj", "compound", "flat", "appos") and token.head.i != token.i:
-        token = token.head
-    head = token.head
-    if token.dep_ == "nsubj" and head.pos_ in ("VERB", "AUX"):
-        return f"s:{head.lemma_.lower()}"
-    if token.dep_ == "nsubjpass":
-        return f"p:{head.lemma_.lower()}"
-    if token.dep_ in ("dobj", "obj") and head.pos_ == "VERB":
-        return f"o:{head.lemma_.lower()}"
-    if token.dep_ == "pobj" and head.dep_ == "agent":
-        return f"s:{head.head.lemma_.lower()}"
-    if token.dep_ == "pobj":
-        return f"i:{head.lower_}"
-    if token.dep_ == "poss" and head.pos_ in ("NOUN", "PROPN"):
-        return f"g:{head.lemma_.lower()}"
-    return None
-
-
-def _subject_itself(token: Any) -> bool:
-    """True when the name is the subject itself, one of coordinated subjects ("Vennick and Orrin said") or named in
-    an apposition to it ("its chief, Orla Vennick, said"); not a word of a longer subject ("the Quillon plant said",
-    "a Quillon spokesman said")."""
-    while token.dep_ in ("conj", "appos") and token.head.i != token.i:
-        token = token.head
-    return token.dep_ == "nsubj"
-
-
-def _speaks(verb: Any) -> bool:
-    """True when `verb`, a verb of saying with a name as its subject, says something: not the passive read off a
-    reduced clause ("Varna, said to be the oldest city, ...": an infinitive of its own and no object or clause says
-    that something is said of the subject), and, for a verb that has another sense with a noun object
-    (`SPEECH_VERBS_WITH_CLAUSE`: "added 3,000 jobs", "claimed 30 lives"), only with a clause or a quotation
-    ("added that ...", '"...," she added') or as a parenthesis ("sales, Vennick added, rose")."""
-    deps = {child.dep_ for child in verb.children}
-    clause = bool(deps & {"ccomp", "parataxis"}) or verb.dep_ == "parataxis"
-    infinitive = any(
-        child.dep_ == "xcomp" and any(c.dep_ == "aux" and c.lower_ == "to" for c in child.children)
-        for child in verb.children
-    )
-    if infinitive and not clause and not deps & {"dobj", "obj", "dative"}:
-        return False
-    return clause or verb.lemma_.lower() not in SPEECH_VERBS_WITH_CLAUSE
-
-
-def _partitive_of(preposition: Any) -> bool:
-    """True for the "of" after a subject or object naming a part or a number of things ("the first of ... will be
-    delivered", "two of ... crashed"): the things take part in the part's event."""
-    part = preposition.head
-    return (
-        preposition.lower_ == "of"
-        and preposition.dep_ == "prep"
-        and part.i < preposition.i
-        and part.dep_ in ("nsubj", "nsubjpass", "dobj")
-        and (part.lower_ in _PARTS or part.pos_ == "NUM")
-    )
-
-
-# Nouns naming an event or an action ("the Lumo's use", "an N900 test flight"): a name modifying one of them takes
-# part in that event. Nouns made from verbs by a suffix are recognised by it; these are the common ones made
-# without a suffix.
-_EVENT_NOUNS = set(
-    "use flight launch sale order deal test release visit crash purchase bid strike attack delay cut loss win debut "
-    "trial suit merger takeover rollout delivery service tour death birth arrest vote ban recall dispute choice "
-    "criticism ceremony protest award talk crisis scandal campaign war".split()
-)
 # Words naming one trade: a definite one of them refers back to the last trade the text told of.
 _TRADE_WORDS = set("deal purchase sale order contract agreement acquisition buy sell transaction".split())
 # How a noun of an action is made from its verb ("the landing" of "landed", "the delivery" of "delivered").
 _NOUN_ENDINGS = (("ing", ""), ("ery", "er"), ("ment", ""), ("al", "e"), ("ation", "e"), ("ion", "e"))
-_EVENT_SUFFIXES = ("tion", "sion", "ment", "ance", "ence", "ure", "al", "ing", "ery")
-# Core roles: a pronoun or a definite description refers to an entity taking part only as one of them ("it sold",
-# "sued the company"); "its engines", "with them" name something else the sentence is about.
-_CORE_ROLES = {"nsubj", "nsubjpass", "csubj", "dobj", "obj", "iobj", "dative", "agent", "attr", "oprd", "ROOT"}
-
-
-_QUOTES = {'"', "``", "''", "“", "”"}
-# Predicates whose "it" stands for a clause after them ("it emerged that", "it seems that"), not for a thing.
-_RAISING_VERBS = {"seem", "appear", "emerge", "happen", "matter", "turn", "transpire"}
-
-
-def _is_expletive(it: Any) -> bool:
-    """True for an "it" standing for a clause that follows ("it is hoped that the aircraft ...", "it emerged that",
-    "it is very common for patients to ..."): the subject of a passive, a copula with an adjective, or a raising
-    verb, whose clause complement says what "it" is."""
-    verb = it.head
-    if it.dep_ not in ("nsubj", "nsubjpass", "expl") or verb.pos_ not in ("VERB", "AUX"):
-        return False
-    clause = any(child.dep_ in ("ccomp", "xcomp", "csubj") for child in verb.children)
-    passive = it.dep_ == "nsubjpass"
-    adjective = verb.lemma_ == "be" and any(child.dep_ == "acomp" for child in verb.children)
-    return clause and (passive or adjective or verb.lemma_ in _RAISING_VERBS)
-
-
-def _quoted_positions(sentence: Any) -> set[int]:
-    """The token positions of a sentence inside quotation marks, including the words before a closing mark that
-    ends a quotation opened in an earlier sentence."""
-    marks = [token for token in sentence if token.text in _QUOTES]
-    inside: set[int] = set()
-    opened = bool(marks) and marks[0].text in ("''", "”")
-    start = sentence.start
-    for mark in marks:
-        if opened:
-            inside.update(range(start, mark.i))
-        opened = not opened
-        start = mark.i + 1
-    if opened:
-        inside.update(range(start, sentence.end))
-    return inside
-
-
-def _is_core(role: str, person: bool = False) -> bool:
-    """True for a role (see `_role`) in which a reference names a participant: a core role, not a possessive, but
-    a person's possessive ("his father", "her second album": a person's relations and works are facts about them;
-    "its engines" is about the engines)."""
-    links = role.split(">")
-    return (person or not links[0].startswith("poss")) and links[-1].split(":")[0] in _CORE_ROLES
-
-
-def _is_subject(role: str | None) -> bool:
-    """True for a role (see `_role`; a reference's too: "ref:nsubj") that ends as its predicate's subject."""
-    return (role or "").split(">")[-1].removeprefix("ref:") in ("nsubj", "nsubjpass")
-
-
-def _is_event_noun(token: Any) -> bool:
-    lemma = token.lemma_.lower()
-    return lemma in _EVENT_NOUNS or (len(lemma) > 5 and lemma.endswith(_EVENT_SUFFIXES))
-
-
-def _modifies_other_thing(token: Any, kind: str) -> bool:
-    """True when a name only modifies a common noun naming something else: "Nordvik employees", "the Lumo family",
-    "the Vexa 4 antenna" (the entity is not a participant of the sentence's event). Not when that noun is what the
-    name is ("Lumo players", "the N900 superjumbo": a noun of its own kind, or a product it names), a title of
-    someone acting for it ("Nordvik chief executive Ivo Ranta"), a noun of an event ("Lumo use", "N900 test flight":
-    a headline's participant; in prose `_premodifier` leaves it out), or a name itself."""
-    head = token
-    while head.dep_ in ("compound", "nmod", "amod") and head.head.i > head.i:
-        head = head.head
-        if head.pos_ != "NOUN":
-            return False  # part of a longer name, a title before a person's name, or no noun at all
-        if _kind_of_noun(head.lemma_) in (kind, "person", "product") or _is_event_noun(head):
-            return False
-    return head.i != token.i
 
 
 def _names_its_instance(token: Any, descriptions: set[str]) -> bool:
@@ -742,256 +247,6 @@ def _descriptions(sentences: list[Sentence]) -> set[str]:
     return found
 
 
-def _premodifier(token: Any) -> bool:
-    """True when a name takes part only as the premodifier of a noun of an event in running prose ("Lumo
-    development slowed", "the NV900 test flight was delayed"): the clause's argument is the event the noun names,
-    which `_modifies_other_thing` lets the name take part in; what the clause tells (a delay, a slowdown) is said of
-    that event, not of the name's entity. Not a class noun of events, which the name names ("the F8 developer
-    conference", "the Vellum Summit conference": the name is that event's), not a noun of another kind (which
-    `_modifies_other_thing` decides), nor a word of a longer name or a title before one."""
-    if token.dep_ != "compound":
-        return False
-    head = token
-    while head.dep_ == "compound" and head.head.i > head.i:
-        head = head.head
-        if head.pos_ != "NOUN":
-            return False
-    return (
-        head.i != token.i
-        and _is_event_noun(head)
-        and _kind_of_noun(head.lemma_) != "event"
-        and not _says_it_happened(head)
-    )
-
-
-# Verbs that say only that an event happened, or which phase of it did ("the launch took place", "the acquisition
-# was completed", "the tour began"): said of a noun of an event, they tell the event itself, not something done to it.
-_OCCURRENCE_VERBS = {"happen", "occur", "begin", "start", "commence", "end", "finish", "complete", "conclude", "hold"}
-# Other arguments of such a verb make the clause tell more than the event ("the launch began to slip").
-_OTHER_ARGUMENTS = {"dobj", "obj", "iobj", "dative", "attr", "oprd", "agent", "ccomp", "xcomp", "acomp"}
-
-
-def _says_it_happened(noun: Any) -> bool:
-    """True when a noun of an event is the subject of a verb that only says the event happened or which phase of it
-    did ("The Vellmark launch took place in Oslo", "the Lumo acquisition was completed in March"): the clause's event
-    is then the noun's own, which the name premodifying the noun takes part in. Not a verb saying something else of
-    the event ("was delayed", "slowed"), nor one with another argument."""
-    verb = noun.head
-    if noun.dep_ not in ("nsubj", "nsubjpass") or verb.pos_ not in ("VERB", "AUX") or verb.i == noun.i:
-        return False
-    others = [child for child in verb.children if child.dep_ in _OTHER_ARGUMENTS]
-    if verb.lemma_.lower() == "take":  # "take place": the light verb's object is part of the predicate
-        return [child.lower_ for child in others] == ["place"]
-    return verb.lemma_.lower() in _OCCURRENCE_VERBS and not others
-
-
-def _of_a_thing(token: Any, role: str) -> bool:
-    """True when a name only completes a noun naming a thing, not an event ("a letter from Nordvik", "staff of
-    Nordvik"): the thing takes part, not the name. The object of an event noun ("sales of the N900") takes part, and
-    so does a place (the caller's choice: "a plant in Alabama" is where the event happens)."""
-    links = role.split(">")
-    if links[-1] != "pobj:NOUN" or not all(link.startswith(("compound", "flat")) for link in links[:-1]):
-        return False
-    while token.dep_ in ("compound", "flat") and token.head.i != token.i:
-        token = token.head  # "Nordvik" of "Nordvik SE"
-    noun = token.head.head
-    return noun.pos_ == "NOUN" and not _is_event_noun(noun) and _kind_of_noun(noun.lemma_) is None
-
-
-# Clauses inside another: reported content ("said that it sold ... last year"), relative clauses ("an agreement
-# reached in 1991") and clauses modifying a noun ("Orrell, born in 1955, ...").
-_SUBORDINATE_CLAUSES = {"ccomp", "relcl", "acl"}
-
-
-def _event_dates(sentence: Any, dates: list[DateMention], participant: Any) -> list[DateMention]:
-    """The dates that date the event the entity named by `participant` (a token) takes part in.
-
-    A date the parse attaches to the entity's own predicate, or to a clause describing the entity ("Orrell, born in
-    1955, ..."), dates it first: "Varno was started in 1976, and launched the store in 2003" dates the store's
-    launch by 2003. Without one, the other dates of the sentence, but not those inside a clause that only reports or
-    describes something else ("Quillon claims that ... an agreement reached in 1991" is a claim made on the
-    document's date), nor the reported content of a parenthetical saying ("the switch, he said, would happen next
-    year" is a saying of the document's date)."""
-    verb = _clause_verb(participant)
-    own, other = [], []
-    for mention in dates:
-        span = _mention_span(sentence, mention)
-        if span is None:
-            other.append(mention)
-            continue
-        date_verb = _clause_verb(span)
-        if date_verb.i == verb.i or (date_verb.dep_ in ("acl", "relcl") and date_verb.head.i in _phrase(participant)):
-            own.append(mention)
-            continue
-        clause = span.root
-        while clause.dep_ not in _SUBORDINATE_CLAUSES and clause.head.i != clause.i:
-            clause = clause.head
-        if clause.dep_ in _SUBORDINATE_CLAUSES and participant not in clause.subtree:
-            continue
-        if verb.dep_ == "parataxis" and verb.head.i == date_verb.i:
-            continue
-        other.append(mention)
-    # A date in another conjunct of a coordination dates that conjunct's event, not this one.
-    return [mention for mention in own or other if not _other_conjunct(participant, _mention_span(sentence, mention))]
-
-
-def _other_conjunct(participant: Any, span: Any) -> bool:
-    """True when a coordinator of the word governing both `participant` and the date `span` stands between them,
-    both following that word: they belong to different conjuncts ("joined Vexa in 2005 and moved to Orrin in 2013";
-    "worked at Vexa and, from 2022, at Orrin", whose second conjunct has lost its verb). A subject before the verb
-    is shared by its conjuncts, and a coordination below the governing word ("bought Vexa and Orrin in 2005") shares
-    the date."""
-    if span is None:
-        return False
-    date = span.root
-    above = {token.i for token in date.ancestors} | {date.i}
-    common = next((token for token in [participant, *participant.ancestors] if token.i in above), None)
-    if common is None or min(participant.i, span.start) <= common.i:
-        return False
-    low, high = (participant.i, span.start) if participant.i < span.start else (span.end - 1, participant.i)
-    return any(child.dep_ == "cc" and low < child.i < high for child in common.children)
-
-
-def _conjoined_dates(sentence: Any, dates: list[DateMention], participant: Any) -> list[list[DateMention]]:
-    """For the subject `participant` of a verb, the dates of each later verb coordinated with it that has no subject
-    of its own and a date of its own ("Orrell joined Varno in 2006 and moved to Quillon in 2014": 2014)."""
-    while participant.dep_ in ("compound", "flat") and participant.head.i != participant.i:
-        participant = participant.head  # "Orrell" of "Tavin Orrell"
-    if participant.dep_ not in ("nsubj", "nsubjpass"):
-        return []
-    verb = participant.head
-    spans = [(mention, _mention_span(sentence, mention)) for mention in dates]
-    found = []
-    for other in verb.conjuncts:
-        if other.i < verb.i or other.pos_ not in ("VERB", "AUX"):
-            continue
-        if any(child.dep_ in ("nsubj", "nsubjpass", "expl") for child in other.children):
-            continue
-        own = [mention for mention, span in spans if span is not None and _clause_verb(span).i == other.i]
-        if own:
-            found.append(own)
-    return found
-
-
-def _phrase(token: Any) -> set[int]:
-    """The token positions naming one thing with `token`: its appositions and the names it is part of ("Talmont's
-    rival Nordvik, which ...": a clause on "rival" describes Nordvik)."""
-    positions = {token.i} | {child.i for child in token.children if child.dep_ == "appos"}
-    while token.dep_ in ("appos", "compound", "flat") and token.head.i != token.i:
-        token = token.head
-        positions.add(token.i)
-    return positions
-
-
-def _since_event(sentence: Any, happened: dict[str, tuple[FuzzyDate, frozenset[str]]]) -> list[DateMention]:
-    """A period that began with an event the text told and dated before ("released the album on May 3, 2011 ...
-    Since its release the album has found ..."): "since" and the event's noun, dated by that event (the noun and the
-    verb share their lemma). A noun naming what it is the event of ("the start of the war") must name something of
-    the told event's clause, else it is another event."""
-    for token in sentence:
-        if token.lower_ != "since" or token.dep_ != "prep":
-            continue
-        noun = next((child for child in token.children if child.dep_ == "pobj" and child.pos_ == "NOUN"), None)
-        if noun is None or noun.lemma_.lower() not in happened:
-            continue
-        date, told = happened[noun.lemma_.lower()]
-        of = [
-            grand
-            for child in noun.children
-            if child.dep_ == "prep" and child.lower_ == "of"
-            for grand in child.children
-            if grand.dep_ == "pobj"
-        ]
-        if any(thing.lemma_.lower() not in told for thing in of):
-            continue
-        start, end = noun.left_edge.idx, noun.right_edge.idx + len(noun.right_edge)
-        offset = sentence.start_char
-        return [DateMention(start - offset, end - offset, date, "start", True)]
-    return []
-
-
-def _mention_span(sentence: Any, mention: DateMention) -> Any:
-    """The tokens of a date mention (its offsets are the sentence's)."""
-    return sentence.doc.char_span(
-        sentence.start_char + mention.start, sentence.start_char + mention.end, alignment_mode="expand"
-    )
-
-
-def _clause_verb(tokens: Any) -> Any:
-    """The verb whose clause holds `tokens` (a span, or one token): its first verb ancestor, else the root."""
-    if tokens is None:
-        return None
-    token = getattr(tokens, "root", tokens)
-    while token.pos_ not in ("VERB", "AUX") and token.head.i != token.i:
-        token = token.head
-    return token
-
-
-_SAYING = {"say", "claim", "state", "report", "tell", "announce", "confirm", "insist"}
-
-
-def _tells_past(verb: Any) -> bool:
-    """True when the predicate `verb` (with its auxiliaries) is told in the past and not as a future or a
-    possibility: "unveiled", "was praised", "had said"; not "uses", "will be reduced", "would stop"."""
-    if verb is None:
-        return False
-    verbs = [verb, *(child for child in verb.children if child.dep_ in ("aux", "auxpass"))]
-    if any(token.tag_ == "MD" or token.lower_ in ("will", "shall", "'ll") for token in verbs):
-        return False
-    # The finite verb carries the tense ("is priced" is present); a participle alone is a headline's past ("First
-    # N900 delivered"), and a present perfect ("has unveiled") reports a completed event as news does.
-    finite = [token for token in verbs if "Fin" in token.morph.get("VerbForm")]
-    if verb.tag_ == "VBN" and any(token.lemma_ == "have" for token in finite):
-        return True
-    return any("Past" in token.morph.get("Tense") for token in finite or verbs if token.pos_ in ("VERB", "AUX"))
-
-
-def _conditional(clause: Any) -> bool:
-    return any(child.dep_ == "mark" and child.lower_ in ("if", "unless") for child in clause.children)
-
-
-def _supposed(token: Any) -> bool:
-    """True when `token` takes part in a supposed event: a clause opened by "if" or "unless" ("if the bid succeeds,
-    ...") states a condition, not something that happened."""
-    verb = _clause_verb(token)
-    if any(child.dep_ == "advcl" and _conditional(child) for child in verb.children):
-        return True  # the consequence of a condition: "if the bid succeeds, the jets may become redundant"
-    while verb.head.i != verb.i:
-        if verb.dep_ == "advcl" and _conditional(verb):
-            return True
-        verb = _clause_verb(verb.head)
-    return False
-
-
-def _habitual(token: Any) -> bool:
-    """True when `token` takes part through a main verb in the simple present, with no auxiliary and not a saying
-    ("the store sells music", "Vexa makes lenses"): a habit or a description, not a happening, when nothing dates
-    it."""
-    verb = _clause_verb(token)
-    # A word of the name itself that the tagger read as a verb ("Cloud Drives") is not its predicate: that is above.
-    while verb is not None and (verb.i == token.i or verb.ent_type_) and verb.head.i != verb.i:
-        verb = _clause_verb(verb.head)
-    return (
-        verb.pos_ == "VERB"
-        and verb.tag_ in ("VBZ", "VBP")
-        and verb.lemma_.lower() not in _SAYING
-        and not any(child.dep_ in ("aux", "auxpass") for child in verb.children)
-    )
-
-
-def _is_state(subject: Any) -> bool:
-    """True when `subject` is the subject of a copula describing it ("It is Talmont's most popular airliner", "the
-    company is in talks with China", "Nordvik is two years behind schedule"): a state, not an event, when nothing
-    dates it. Not when what it is names an event ("the store was a violation of the agreement")."""
-    while subject.dep_ in ("compound", "flat") and subject.head.i != subject.i:
-        subject = subject.head  # "Nordvik" of "Nordvik SE"
-    verb = subject.head
-    if subject.dep_ != "nsubj" or verb.lemma_ != "be" or any(c.dep_ in ("aux", "auxpass") for c in verb.children):
-        return False
-    described = [child for child in verb.children if child.dep_ in ("attr", "acomp", "prep")]
-    return bool(described) and not any(_is_event_noun(child) for child in described)
-
-
 _DEMONSTRATIVES = {"the", "this", "that", "these", "those"}
 
 
@@ -1003,14 +258,14 @@ def _event_references(
     each with the noun: the participants of the last earlier sentence that named the same event (its noun or its
     verb: "purchase"). A noun naming its own participants ("the Talmont deal") refers to nothing before it."""
     covered = {i for m in row for i in range(m.start, m.end)}
-    quoted = _quoted_positions(sentence)
+    quoted = quoted_positions(sentence)
     found: list[tuple[str, Any]] = []
     for token in sentence:
-        if token.pos_ != "NOUN" or token.i in covered or not _is_event_noun(token):
+        if token.pos_ != "NOUN" or token.i in covered or not is_event_noun(token):
             continue
         if not any(child.dep_ == "det" and child.lower_ in _DEMONSTRATIVES for child in token.children):
             continue
-        role = (_role(token) or "").removeprefix("of>")  # "half of those cuts": the part's role
+        role = (role_of(token) or "").removeprefix("of>")  # "half of those cuts": the part's role
         if role.split(">")[0] not in ("nsubj", "nsubjpass", "poss") or token.i in quoted:
             continue
         if any(t.i in covered for t in token.subtree):
@@ -1056,7 +311,7 @@ class _DocEntity:
     def kind(self) -> str:
         if self.kinds:
             return self.kinds.most_common(1)[0][0]
-        return next(filter(None, map(_kind_of_noun, sorted(self.type_nouns))), "other")
+        return next(filter(None, map(kind_of_noun, sorted(self.type_nouns))), "other")
 
 
 @dataclass
@@ -1068,83 +323,7 @@ class _Mention:
     maker: str | None = None  # the organisation named in a product's name ("Talmont" of "Talmont 909")
 
 
-_NAME_AND_ACRONYM = re.compile(r"([A-Z][\w&'’.-]*(?:\s+[\w&'’.-]+){1,8})\s*\(([A-Z][A-Za-z&.]{1,9})\)")
-
-
-# The small words of a name that its acronym leaves out ("European Aeronautic Defence and Space" -> "EADS").
-_NOT_INITIALS = {"of", "and", "the", "for", "de", "&"}
-# Title words that open an office and never end one ("Vice President", "Chief Technology Officer").
-_OFFICE_OPENERS = {"vice", "deputy", "assistant", "associate", "acting", "operating", "financial", "technology"}
-_OFFICE_OPENERS |= {"managing", "prime", "senior", "junior"}
-# Symbols of a unit of measure, a currency or a time zone, as written beside a number ("16 GB", "USD 23", "14:00
-# UTC", "GMT +8"): the English abbreviations of the units of storage, of the common units of weight, length and speed,
-# of the most traded currencies and of the time zones of the world's standard. A name made of them (and numbers) is a
-# measure, not an entity (`spacy-46`).
-_UNITS = set(
-    "kb mb gb tb pb kbps mbps gbps ghz mhz khz kwh mwh gwh kg mg km cm mm mph kph "
-    "usd eur gbp jpy cny rmb chf cad aud inr hkd sgd krw rub "
-    "utc gmt bst cet cest est edt pst pdt cst cdt mst mdt ist jst".split()
-)
-_GENERATIONAL = {"jr", "sr"}  # "Jr.", "Sr.": the end of a person's name, never a name of their own
-
-
-def _a_measure(names: Any) -> bool:
-    """True when every name written of an entity is a unit's, a currency's or a time zone's symbol, alone or with a
-    number and signs ("GB", "USD 23", "USD$23", "GMT +8"): a measure the tagger read as a name."""
-    written = [name for name in names if names[name]] or list(names)
-    return bool(written) and all(
-        (words := re.findall(r"[^\W\d_]+", name)) and all(word.lower() in _UNITS for word in words) for name in written
-    )
-
-
-def _surnames(key: str) -> list[str]:
-    """A person's surname with its particles, as `nameparser` reads the name, then without them ("van dijkhof" and
-    "dijkhof" of "maarten van dijkhof"), never a generational suffix ("orrell" of "tavin orrell jr"): a text may
-    write either."""
-    words = key.split()
-    while len(words) > 1 and words[-1].rstrip(".") in _GENERATIONAL:
-        words = words[:-1]
-    last = " ".join(HumanName(" ".join(words)).last.split()).lower()
-    with_particles = last if last and " ".join(words).endswith(last) else words[-1]
-    return list(dict.fromkeys([with_particles, words[-1]]))
-
-
-def _without_middle(key: str) -> str | None:
-    """A person's name without its middle names or initials ("petra lindstrand" of "petra k. lindstrand"), or None
-    when it has none."""
-    name = HumanName(key)
-    if not name.middle or not name.first or not name.last:
-        return None
-    return " ".join(f"{name.first} {name.last} {name.suffix}".split()).lower()
-
-
-def _initials(key: str) -> str:
-    return "".join(word[0] for word in key.split() if word not in _NOT_INITIALS)
-
-
-def _acronyms(key: str, names: Iterable[str]) -> set[str]:
-    """The acronyms a name may be written as: its words' initials ("european aeronautic defence and space" ->
-    "eads"), and, read from how the text writes it, with a word in capitals kept whole ("Vellum AI Labs" -> "vail")
-    and the parts of a hyphenated word taken as words ("Vellum-NLP" -> "vnlp"). Only from a name of two parts or
-    more, and only from the spellings of that name itself (not of a shorter name merged into it)."""
-    found = {_initials(key)} if len(key.split()) >= 2 else set()
-    for name in (name for name in names if normalise_name(name) == key):
-        words = [word for word in re.split(r"[\s-]+", name) if word and word.lower() not in _NOT_INITIALS]
-        if len(words) >= 2:
-            whole = (word if word.isalpha() and word.isupper() and len(word) >= 2 else word[0] for word in words)
-            found.add("".join(whole).lower())
-    return found - {""}
-
-
-def _shortened(key: str) -> set[str]:
-    """A long name with its leading words written as their acronym: "united states air force" -> "us air force",
-    "usa force" (news writes both forms; the other documents' "US Air Force" then joins the same entity)."""
-    words = key.split()
-    return {
-        f"{_initials(' '.join(words[:cut]))} {' '.join(words[cut:])}"
-        for cut in range(2, len(words))
-        if words[cut - 1] not in _NOT_INITIALS
-    }
+OFFICE_OPENERS |= {"managing", "prime", "senior", "junior"}
 
 
 def _stored_sentence_vectors(chunks: list[Any]) -> list[tuple[int, int, Any]]:
@@ -1385,7 +564,7 @@ class LanguageExtractor(GraphExtractor):
         facts: list[Fact] = []
         recent: list[str] = []  # entity keys, most recently named last
         focus: list[str] = []  # the previous sentence's subjects
-        sections = _sections(sentences, chunks)
+        sections = sentence_sections(sentences, chunks)
         dated, frames = self._dates(sentences, anchor, sections)
         events: list[tuple[set[str], list[str]]] = []  # each earlier sentence's nouns and verbs, and its participants
         named_count = Counter(m.key for row in mentions for m in row)  # how often the document names each entity
@@ -1402,7 +581,7 @@ class LanguageExtractor(GraphExtractor):
                     # A headline naming no one ("Biggest ferry in the fleet sets sail") tells the lead's news:
                     # the lead sentence's subject takes part.
                     for mention in mentions[1]:
-                        if _is_subject(_role(mention.root)) and entities[mention.key].kind() not in ("place", "group"):
+                        if is_subject(role_of(mention.root)) and entities[mention.key].kind() not in ("place", "group"):
                             linked.setdefault(mention.key, ("title", mention.root))
             for key, token in _event_references(sentence.span, row, events):
                 if entities[key].kind() not in ("place", "group"):
@@ -1419,7 +598,7 @@ class LanguageExtractor(GraphExtractor):
             named = sorted(explicit, key=lambda k: all(m.start in aside for m in row if m.key == k), reverse=True)
             named += [key for key in linked if key not in explicit and key in recent]
             recent = [key for key in recent if key not in named] + named
-            focus = [key for key, (role, _) in linked.items() if _is_subject(role)]
+            focus = [key for key, (role, _) in linked.items() if is_subject(role)]
             valid, invalid, method, dates = dated[index]
             short = len([t for t in sentence.span if not t.is_punct]) < self.min_sentence_words
             predicate = any(t.pos_ in ("VERB", "AUX") for t in sentence.span)
@@ -1434,7 +613,7 @@ class LanguageExtractor(GraphExtractor):
             # section's heading that is a noun phrase (no finite verb, not headed by a verb: "Vellner: a life in
             # music") names its subject and says what it is, in no event of that day. A plain text's first line is
             # often a news headline whose verb the parse misses ("Norvik exercises options"): it still tells one.
-            heading = (headline and any(sections)) or _line_key(sections[index] or "") == _line_key(sentence.text)
+            heading = (headline and any(sections)) or line_key(sections[index] or "") == line_key(sentence.text)
             finite = any("Fin" in t.morph.get("VerbForm") for t in sentence.span)
             titled = heading and not finite and sentence.span.root.pos_ not in ("VERB", "AUX")
             for key, (role, token) in linked.items():
@@ -1442,12 +621,12 @@ class LanguageExtractor(GraphExtractor):
                     habits.append(key)
                     continue
                 # An event noun referring back ("the landing was a milestone") tells of the event, not a state.
-                state = role != "event" and _is_state(token)
+                state = role != "event" and is_state(token)
                 # A name premodifying a noun is no argument of the clause; a headline's compressed grammar keeps it.
-                premodifier = role != "event" and not role.startswith("ref:") and _premodifier(token)
-                if not headline and ((not dates and state) or _supposed(token) or premodifier):
+                premodifier = role != "event" and not role.startswith("ref:") and is_premodifier(token)
+                if not headline and ((not dates and state) or supposed(token) or premodifier):
                     continue
-                event_dates = _event_dates(sentence.span, dates, token)
+                event_dates = participant_dates(sentence.span, dates, token)
                 own_valid, own_invalid, own_method = (
                     validity(event_dates, anchor) if len(event_dates) < len(dates) else (valid, invalid, method)
                 )
@@ -1455,12 +634,12 @@ class LanguageExtractor(GraphExtractor):
                     sentence.span, own_valid, own_method, anchor, frames[index], headline
                 )
                 # A habit or a description in the simple present that nothing dates is no event of that day.
-                if not headline and own_method in ("document", "context") and _habitual(token):
+                if not headline and own_method in ("document", "context") and habitual(token):
                     habits.append(key)
                     continue
                 # A subject shared by coordinated verbs takes part in each one's dated event ("Orrell joined Varno in
                 # 2006 and moved to Quillon in 2014").
-                for each_dates in [event_dates, *_conjoined_dates(sentence.span, dates, token)]:
+                for each_dates in [event_dates, *conjoined_dates(sentence.span, dates, token)]:
                     when = (own_valid, own_invalid, own_method)
                     if each_dates is not event_dates:
                         when = validity(each_dates, anchor)
@@ -1590,14 +769,14 @@ class LanguageExtractor(GraphExtractor):
         for index, sentence in enumerate(sentences):
             valid, invalid, method, dates = sentence_validity(sentence.span, anchor, previous)
             if not dates:
-                dates = _since_event(sentence.span, happened)
+                dates = since_event(sentence.span, happened)
                 if dates:
                     valid, invalid, method = validity(dates, anchor)
             dated.append((valid, invalid, method, dates))
             for mention in dates:
-                span = _mention_span(sentence.span, mention)
+                span = mention_span(sentence.span, mention)
                 if span is not None and mention.role != "end":
-                    verb = _clause_verb(span)
+                    verb = clause_verb(span)
                     words = frozenset(token.lemma_.lower() for token in verb.subtree)
                     happened.setdefault(verb.lemma_.lower(), (mention.date, words))
             stated = [m.date for m in dates if not m.relative]
@@ -1608,7 +787,7 @@ class LanguageExtractor(GraphExtractor):
             for mention in dates:
                 days = (anchor - mention.date.value).days if anchor and mention.date.precision == "day" else -1
                 if frame is None and (
-                    0 < days <= 31 or (days == 0 and _tells_past(_clause_verb(_mention_span(sentence.span, mention))))
+                    0 < days <= 31 or (days == 0 and tells_past(clause_verb(mention_span(sentence.span, mention))))
                 ):
                     frame, named_at = mention.date, index
         frames: list[FuzzyDate | None] = [None] * len(sentences)
@@ -1621,7 +800,7 @@ class LanguageExtractor(GraphExtractor):
             frames[index] = frame
         sections = sections or [None] * len(sentences)
         for index in range(named_at, len(sentences)):  # on to the end of its section
-            if index > named_at and (sections[index] != sections[named_at] or _opens_section(sentences[index])):
+            if index > named_at and (sections[index] != sections[named_at] or opens_section(sentences[index])):
                 break
             frames[index] = frame
         return dated, frames
@@ -1643,8 +822,8 @@ class LanguageExtractor(GraphExtractor):
         # Tense and modality of the sentence's own predicate (its root and auxiliaries), not of a clause it reports:
         # "Orrell also said that buyers will receive a refund" is a past saying.
         if method == "document":
-            says = sentence.root.lemma_ in _SAYING and sentence.root.tag_ == "VBZ"  # "Talmont claims that ..."
-            if frame is not None and (headline or says or _tells_past(sentence.root)):
+            says = sentence.root.lemma_ in SAYING and sentence.root.tag_ == "VBZ"  # "Talmont claims that ..."
+            if frame is not None and (headline or says or tells_past(sentence.root)):
                 return frame, "context"
         return valid, method
 
@@ -1654,14 +833,14 @@ class LanguageExtractor(GraphExtractor):
         """The document's entities (merged by name, alias and acronym) and each sentence's mentions of them."""
         entities: dict[str, _DocEntity] = {}
         raw: list[list[_Mention]] = []
-        # Only a document with prose tells a title-case heading's names from its common words (`_headline_cut`).
-        prose = sum(not _is_heading(s) and not _title_case(s) for s in sentences) >= 2
-        known = _prose_capitalised(sentences) if prose else set()
+        # Only a document with prose tells a title-case heading's names from its common words (`headline_cut`).
+        prose = sum(not is_heading(s) and not title_case(s) for s in sentences) >= 2
+        known = prose_capitalised(sentences) if prose else set()
         for sentence in sentences:
             row: list[_Mention] = []
             taken: set[int] = set()
-            headline = prose and _title_case(sentence)
-            for span, maker, owner in _model_names(sentence.span):
+            headline = prose and title_case(sentence)
+            for span, maker, owner in model_names(sentence.span):
                 mention = self._mention(span[maker:], entities, "product", singular=True)
                 if mention is not None:
                     mention.maker = normalise_name(span[:maker].text) if maker else None
@@ -1669,30 +848,30 @@ class LanguageExtractor(GraphExtractor):
                     full = span.text if maker else f"{owner.text} {span.text}" if owner is not None else ""
                     if full:
                         entities[mention.key].names[full] += 1
-                        entities[mention.key].aliases.add(normalise_name(_singular(full)))
-                    if _variant_after(span[-1]):  # "909-300XL": written with letters, not a bare number
+                        entities[mention.key].aliases.add(normalise_name(singular_name(full)))
+                    if variant_after(span[-1]):  # "909-300XL": written with letters, not a bare number
                         entities[mention.key].names[span.doc[span[-1].i : span[-1].i + 3].text] += 0
                     row.append(mention)
-                    taken.update(range(span.start, span.end + 2 if _variant_after(span[-1]) else span.end))
+                    taken.update(range(span.start, span.end + 2 if variant_after(span[-1]) else span.end))
             for ent in sentence.span.ents:
                 kind = entity_kind(ent.label_)
                 if kind is None or taken.intersection(range(ent.start, ent.end)):
                     continue
-                parts = [piece for part in _split_parenthesis(ent) for piece in _split_name(part, ent.label_)]
+                parts = [piece for part in split_parenthesis(ent) for piece in split_name(part, ent.label_)]
                 if headline:
-                    parts = [cut for part in parts if (cut := _headline_cut(part, known)) is not None]
+                    parts = [cut for part in parts if (cut := headline_cut(part, known)) is not None]
                 # A name split off after "in" or "at" ("Harlow University in Ostby") is where the first one is.
                 row += filter(
                     None,
                     (
-                        self._mention(part, entities, "place" if _after_place_preposition(part, ent) else kind)
+                        self._mention(part, entities, "place" if after_place_preposition(part, ent) else kind)
                         for part in parts
                     ),
                 )
                 taken.update(range(ent.start, ent.end))
             runs = self._proper_noun_runs(sentence.span, taken)
             if headline:
-                runs = [cut for run in runs if (cut := _headline_cut(run, known)) is not None]
+                runs = [cut for run in runs if (cut := headline_cut(run, known)) is not None]
             row += filter(None, (self._mention(span, entities, None) for span in runs))
             row.sort(key=lambda m: m.start)
             raw.append(row)
@@ -1729,14 +908,14 @@ class LanguageExtractor(GraphExtractor):
             del entities[key]
         for key, entity in entities.items():
             if entity.kind() == "person" and len(key.split()) >= 2:
-                for surname in _surnames(key):
+                for surname in surnames(key):
                     entity.aliases.add(surname)
                     entity.reasons.setdefault(surname, f"the surname of {key}")
             elif entity.kind() in ("organization", "event", "law") and len(key.split()) >= 3:
-                acronyms = _acronyms(key, entity.names)  # "European Aeronautic Defence and Space" -> "eads"
+                acronyms = acronyms_of(key, entity.names)  # "European Aeronautic Defence and Space" -> "eads"
                 entity.aliases.update(acronyms)
-                entity.aliases.update(_shortened(key))
-                for alias in {*acronyms, *_shortened(key)}:
+                entity.aliases.update(shortened(key))
+                for alias in {*acronyms, *shortened(key)}:
                     entity.reasons.setdefault(alias, f"the initials of {key}")
 
         def moved(key: str | None) -> str | None:
@@ -1760,46 +939,46 @@ class LanguageExtractor(GraphExtractor):
             span = span[:-1]
         # Titles are not part of a name ("Spokesman Tomas Vell", "Nordvik CEO"), and a name of titles alone
         # ("Chief Executive", "Vice President") is none.
-        if not singular and all(_title_word(token) or token.lower_ in _NOT_INITIALS for token in span):
+        if not singular and all(title_word(token) or token.lower_ in NOT_INITIALS for token in span):
             return None
         # A place's name the recogniser read whole may open with a title word ("St. Orvel", "Prince Varn Island"),
         # and a title word that only opens an office ("Technology" of "Chief Technology Officer", "Financial",
         # "Vice") ends a name as a word of it ("Orvel Technology", "Vell Financial"), not as a title.
-        while len(span) > 1 and _title_word(span[0]) and kind != "place":
+        while len(span) > 1 and title_word(span[0]) and kind != "place":
             span = span[1:]
         # Only as the name's own last word after a capitalised word of it: once a title is cut off its end ("Ana
         # Roe, Chief Financial Officer"), or after a lower-case word ("Ana Roe as Senior ..."), it opens an office.
         cut = False
-        while len(span) > 1 and _title_word(span[-1]) and (
-            cut or span[-1].lower_ not in _OFFICE_OPENERS or not span[-2].text[:1].isupper()
+        while len(span) > 1 and title_word(span[-1]) and (
+            cut or span[-1].lower_ not in OFFICE_OPENERS or not span[-2].text[:1].isupper()
         ):
             span, cut = span[:-1], True
         # A generational suffix ends a person's name ("Tavin Orrell Jr." is not his father, "Tavin Orrell Sr."); alone
         # or opening a name ("Jr." after "Tavin Orrell," where the recogniser ended the name at the comma) it is none.
-        while len(span) > 0 and span[0].lower_.rstrip(".") in _GENERATIONAL:
+        while len(span) > 0 and span[0].lower_.rstrip(".") in GENERATIONAL:
             span = span[1:]
         if len(span) == 0:
             return None
         # Trailing common words are not part of a name ("GloVe averages").
         while len(span) > 1 and span[-1].is_lower and span[-1].is_alpha and span[-1].pos_ != "PROPN":
             span = span[:-1]
-        if not singular and (_fragment(span) or _common_noun(span)):
+        if not singular and (fragment(span) or common_noun(span)):
             return None
         text = span.text.strip()
-        if any(token.text in _OPENING_QUOTES | _CLOSING_QUOTES for token in span[1:-1]):  # 909 "Skylark"
-            text = " ".join(token.text for token in span if token.text not in _OPENING_QUOTES | _CLOSING_QUOTES)
+        if any(token.text in OPENING_QUOTES | CLOSING_QUOTES for token in span[1:-1]):  # 909 "Skylark"
+            text = " ".join(token.text for token in span if token.text not in OPENING_QUOTES | CLOSING_QUOTES)
         # An initial that ends a name and its sentence ("at Quillon X. Roe then led", "joined Quillon X.") lends its
         # period to the sentence: the name is "Quillon X".
         after = span.doc[span.end] if span.end < len(span.doc) else None
-        if len(span) > 1 and _INITIAL.match(span[-1].text) and (after is None or after.is_sent_start or after.is_title):
+        if len(span) > 1 and INITIAL.match(span[-1].text) and (after is None or after.is_sent_start or after.is_title):
             text = text[:-1]
         # A model number alone ("the 606", "its 606 airliner") is a name; other names hold a letter.
-        if len(text) < 2 or not (singular or re.search(r"[A-Za-z]", text)) or _looks_like_code(span):
+        if len(text) < 2 or not (singular or re.search(r"[A-Za-z]", text)) or looks_like_code(span):
             return None
         if kind is None and not singular and not re.search(r"[A-Z]", span.text):
             return None
         if singular or re.search(r"\ds$", text):
-            text = _singular(text)
+            text = singular_name(text)
         key = normalise_name(text)
         if not key:
             return None
@@ -1840,11 +1019,11 @@ class LanguageExtractor(GraphExtractor):
         for index, (sentence, row) in enumerate(zip(sentences, raw, strict=True)):
             covered = {i for m in row for i in range(m.start, m.end)}
             for token in sentence.span:
-                if token.i in covered or _role(token) is None:
+                if token.i in covered or role_of(token) is None:
                     continue
                 if token.text[:1].isupper() and token.pos_ in ("NOUN", "PROPN", "ADJ", "ADV") and not token.ent_type_:
                     candidates.append((index, token))
-                elif _MODEL.match(token.text) and token.ent_type_ not in _NOT_MODELS and token.text in model_words:
+                elif MODEL.match(token.text) and token.ent_type_ not in NOT_MODELS and token.text in model_words:
                     candidates.append((index, token))  # "the 909" of a document about the 909 Skylark
         unknown = {normalise_name(t.text) for _, t in candidates if t.text[:1].isupper()} - names
         if known_names is not None and unknown:
@@ -1876,7 +1055,7 @@ class LanguageExtractor(GraphExtractor):
             span = sentence.doc[tokens[0].i : tokens[-1].i + 1]
             # One capitalised word opening a sentence ("Version 3 followed") is a name only when the document or the
             # graph knows it: the gazetteer pass decides.
-            if proper and _role(span.root) is not None and not (span.start == sentence.start and len(span) == 1):
+            if proper and role_of(span.root) is not None and not (span.start == sentence.start and len(span) == 1):
                 runs.append(span)
         return runs
 
@@ -1908,14 +1087,14 @@ class LanguageExtractor(GraphExtractor):
             said = {noun.lemma_.lower() for noun in nouns if noun.pos_ == "NOUN"}
             entity.type_nouns.update(said)
             entity.evidence.nouns |= said
-            role = _evidence_role(root)
+            role = evidence_role(root)
             if role:
                 entity.evidence.roles[role] += 1
-            if role and role[2:] in SPEECH_VERBS and role.startswith("s:") and _subject_itself(root):
+            if role and role[2:] in SPEECH_VERBS and role.startswith("s:") and subject_itself(root):
                 subject = root
                 while subject.dep_ in ("conj", "appos") and subject.head.i != subject.i:
                     subject = subject.head
-                if _speaks(subject.head):
+                if speaks(subject.head):
                     entity.evidence.spoke += 1
             # The first pronoun after the name in its sentence most often refers back to it ("Vell left, and her team
             # followed"; "Quorra said its plant ..."): a person's or a thing's.
@@ -2017,7 +1196,7 @@ class LanguageExtractor(GraphExtractor):
         writes capitalised only where every word may be (opening a sentence, in a heading): no entities. A name the
         text capitalises mid-sentence stays one ("we rewrote it in Rust" beside "rust on the hinge").
 
-        A measure: a name made of a unit's, a currency's or a time zone's symbol ("GB", "USD 23": `_a_measure`).
+        A measure: a name made of a unit's, a currency's or a time zone's symbol ("GB", "USD 23": `a_measure`).
 
         Also a piece of a longer name: a name the recogniser labelled in none of its mentions, each of which stands
         right beside a capitalised word that is not part of it ("Valley" of "the Qorvath Valley Trust" where the
@@ -2029,17 +1208,17 @@ class LanguageExtractor(GraphExtractor):
         named = {
             token.text.lower()
             for sentence in sentences
-            if not _is_heading(sentence)
+            if not is_heading(sentence)
             for token in sentence.span
-            if token.is_title and token.i > _first_word(sentence.span)
+            if token.is_title and token.i > first_word(sentence.span)
         }
-        junk = [key for key, entity in entities.items() if _a_measure(entity.names)]
+        junk = [key for key, entity in entities.items() if a_measure(entity.names)]
         for key, entity in entities.items():
             written = [name for name in entity.names if entity.names[name]]
             unlabelled = set(entity.evidence.labels) == {""}
             # A sequence's label ("a Series B", "Phase II") is no name unless the recogniser reads one in it ("the
             # Model S", "Henry VIII").
-            if unlabelled and written and all(_sequence_label(name) for name in written):
+            if unlabelled and written and all(sequence_label(name) for name in written):
                 junk.append(key)
             # A one-word name written only in lower case that is nowhere a subject ("with the fetch time as metadata"):
             # a common word the recogniser labelled; a brand written in lower case is the subject of its verbs
@@ -2084,11 +1263,11 @@ class LanguageExtractor(GraphExtractor):
         reasons: dict[str, str] = {}
         # "European Aeronautic Defence and Space Company (EADS)": the acronym in parentheses.
         for sentence in sentences:
-            for match in _NAME_AND_ACRONYM.finditer(sentence.text):
+            for match in NAME_AND_ACRONYM.finditer(sentence.text):
                 acronym, spelled = normalise_name(match.group(2)), normalise_name(match.group(1))
                 longer = (k for k in entities if len(k.split()) > 1 and k in spelled)  # the acronym is one word
                 long_key = next(
-                    (k for k in longer if any(a.startswith(acronym) for a in _acronyms(k, entities[k].names))), None
+                    (k for k in longer if any(a.startswith(acronym) for a in acronyms_of(k, entities[k].names))), None
                 )
                 if acronym in entities and long_key:
                     redirect[acronym] = long_key
@@ -2097,7 +1276,7 @@ class LanguageExtractor(GraphExtractor):
         for key in entities:
             if key in redirect or len(key.split()) != 1 or not any(n.isupper() for n in entities[key].names):
                 continue
-            owners = [k for k in entities if k != key and key in _acronyms(k, entities[k].names)]
+            owners = [k for k in entities if k != key and key in acronyms_of(k, entities[k].names)]
             if len(owners) == 1:
                 redirect[key] = owners[0]
                 reasons[key] = f"the initials of {owners[0]}, the only name of the document they spell"
@@ -2126,9 +1305,9 @@ class LanguageExtractor(GraphExtractor):
             for key, entity in entities.items():
                 if len(key.split()) >= 2 and entity.kind() in kinds:
                     if part_index == -1:
-                        found = _surnames(key)
+                        found = surnames(key)
                     else:
-                        found = [_without_middle(key)] if part_index == 1 else [key.split()[0]]
+                        found = [without_middle(key)] if part_index == 1 else [key.split()[0]]
                     for part in filter(None, found):
                         owners.setdefault(part, []).append(key)
             for part, keys in owners.items():
@@ -2142,7 +1321,7 @@ class LanguageExtractor(GraphExtractor):
                     rarer = part_index != 0 or sum(short.names.values()) <= sum(entities[keys[0]].names.values())
                     fits = short.kind() in (*kinds, "other") or (part_index != 0 and "person" in kinds)
                     # "Quarrow" the company is not the first word of the "Quarrow Builders Summit" (an event).
-                    fits = fits and (part_index != 0 or not _named_of_another_kind(keys[0], short.kind()))
+                    fits = fits and (part_index != 0 or not named_of_another_kind(keys[0], short.kind()))
                     if fits and written_short and rarer:
                         redirect[part] = keys[0]
                         which = {-1: "surname", 1: "name without its middle name"}.get(
@@ -2159,7 +1338,7 @@ class LanguageExtractor(GraphExtractor):
         for index, (sentence, row) in enumerate(zip(sentences, raw or [], strict=False)):
             for mention in row:
                 first.setdefault(mention.key, (index, mention.start))
-                if not _is_heading(sentence):
+                if not is_heading(sentence):
                     first_prose.setdefault(mention.key, (index, mention.start))
         for part, short in entities.items():
             if part in redirect or len(part.split()) != 1 or short.kind() not in ("organization", "other"):
@@ -2168,14 +1347,14 @@ class LanguageExtractor(GraphExtractor):
                 continue
             # Every reading of the short name agrees: no label or noun of the text calls it anything else ("Orvel,
             # a city").
-            read = set(short.kinds) | {_kind_of_noun(noun) for noun in short.type_nouns}
+            read = set(short.kinds) | {kind_of_noun(noun) for noun in short.type_nouns}
             if not read <= {"organization", None}:
                 continue
             holders = sorted((k for k in entities if k != part and part in k.split()), key=len)
             full = next((k for k in holders if k.split()[0] == part), None)
             if full is None or entities[full].kind() != "organization" or full in redirect:
                 continue
-            if _named_of_another_kind(full, short.kind()):
+            if named_of_another_kind(full, short.kind()):
                 continue
             if not all(k == full or k.startswith(f"{full} ") for k in holders):
                 continue
@@ -2247,22 +1426,22 @@ class LanguageExtractor(GraphExtractor):
         focus: list[str],
         descriptions: set[str],
     ) -> dict[str, tuple[str, Any]]:
-        """The entities taking part in the sentence's events, each with its role (see `_role`) and the token
+        """The entities taking part in the sentence's events, each with its role (see `role_of`) and the token
         naming it; references ("he", "the company") as "ref:" roles. `descriptions`: the nouns the document refers
         with on their own (`_descriptions`)."""
         roles: dict[str, tuple[str, Any]] = {}
         for mention in row:
-            role = _role(mention.root)
+            role = role_of(mention.root)
             if role is None or mention.key in roles:
                 continue
             kind = entities[mention.key].kind()
             # A thing's name before the noun of its class ("the first NV900 prototype") names the noun's referent; an
             # organisation's, a person's or a place's does not ("the Nordvik plant" ... "the plant" is Nordvik's).
-            other_thing = _modifies_other_thing(mention.root, kind) and not (
+            other_thing = modifies_other_thing(mention.root, kind) and not (
                 kind not in ("organization", "person", "place", "group")
                 and _names_its_instance(mention.root, descriptions)
             )
-            if other_thing or (kind != "place" and _of_a_thing(mention.root, role)):
+            if other_thing or (kind != "place" and of_a_thing(mention.root, role)):
                 continue
             roles[mention.key] = (role, mention.root)
         if self.resolve_references:
@@ -2293,24 +1472,24 @@ class LanguageExtractor(GraphExtractor):
             return kept[0] if kept else latest(fits)
 
         found: list[tuple[str, str, Any]] = []
-        quoted = _quoted_positions(sentence)
+        quoted = quoted_positions(sentence)
         for token in sentence:
-            role = None if token.i in covered else _role(token)
+            role = None if token.i in covered else role_of(token)
             # The object of an event noun is a participant too ("sales of the aircraft", "orders for it").
-            of_event = role == "pobj:NOUN" and _is_event_noun(token.head.head)
+            of_event = role == "pobj:NOUN" and is_event_noun(token.head.head)
             # So is a description possessing an event noun ("the aircraft's delivery"; "its use" is too vague).
             possessed = role is not None and role.startswith("poss>") and token.pos_ == "NOUN"
-            of_event = of_event or (possessed and _is_event_noun(token.head))
-            if role is None or not (_is_core(role, token.lower_ in PERSON_PRONOUNS) or of_event):
+            of_event = of_event or (possessed and is_event_noun(token.head))
+            if role is None or not (is_core(role, token.lower_ in PERSON_PRONOUNS) or of_event):
                 continue
             lower = token.lower_
             key = None
             if token.i in quoted and (token.pos_ == "PRON" or lower in PERSON_PRONOUNS | THING_PRONOUNS):
                 continue  # a quoted speaker's "it", "we", "he" is theirs: the narrative's recency does not tell it
-            if lower == "it" and _is_expletive(token):
+            if lower == "it" and is_expletive(token):
                 continue
             if token.pos_ == "PRON" or lower in PERSON_PRONOUNS | THING_PRONOUNS:
-                subject = _is_subject(role)
+                subject = is_subject(role)
                 if lower in PERSON_PRONOUNS:
                     # A person named before the pronoun in the sentence is its antecedent ("Jobs said he ..."); one
                     # named after it is not ("He said Mac sales grew").
@@ -2330,7 +1509,7 @@ class LanguageExtractor(GraphExtractor):
                 if _names_its_own(token):
                     continue  # "the Talmont mobile device", "the 16GB version": it picks one out, it refers to none
                 noun = token.lemma_.lower()
-                kind = _kind_of_noun(noun)
+                kind = kind_of_noun(noun)
                 key = latest(lambda e, n=noun: n in e.type_nouns)
                 if key is None and kind not in (None, "person"):
                     key = latest(lambda e, k=kind: e.kind() == k)

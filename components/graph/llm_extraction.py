@@ -14,7 +14,8 @@ from collections.abc import Callable
 from typing import Any
 
 from components.graph.dates import FuzzyDate, find_dates, sentence_validity
-from components.graph.extraction import ChunkLocator, GraphExtractor, read_document
+from components.graph.extraction import ChunkLocator, GraphExtractor
+from components.graph.layout import read_document
 from components.graph.model import ENTITY_KINDS, DocumentGraph, EntityMention, Fact, normalise_name
 from components.resilience.transport import capped_client_kwargs
 from components.settings import default_setting

@@ -1,8 +1,9 @@
 """`python -m pipelines.evaluation.event_rules`: each event and date rule family of the extractor, off against on.
 
 The extractor decides which entities take part in a sentence's event, which of the sentence's dates dates it, and
-whether it is an event at all, with families of rules (`RULE_FAMILIES`: each a few functions of
-`components.graph.extraction` and `components.graph.dates`). This audit extracts the tune and the check corpus once
+whether it is an event at all, with families of rules (`RULE_FAMILIES`: each a few functions as
+`components.graph.extraction` calls them, or names of `components.graph.clause_reading` and `components.graph.dates`
+read where they stand). This audit extracts the tune and the check corpus once
 with every rule on, then once with each family switched off (its functions replaced by what the extractor does
 without them), and prints the timelines' event recall / precision / dates right on both corpora:
 
@@ -32,8 +33,8 @@ from pathlib import Path
 from typing import Any
 
 from components.database import DatabaseUnavailable
+from components.graph import clause_reading, extraction
 from components.graph import dates as dates_module
-from components.graph import extraction
 from components.graph.event_confidence import EventConfidenceModel
 from components.resilience.errors import first_line
 from pipelines.evaluation.entity_kinds import corpus_documents
@@ -86,25 +87,25 @@ def _from_document(sentence: Any, anchor: Any, previous: Any = None) -> Any:
 
 
 # Each family (what it does in a comment) and the (owner, attribute, replacement) patches that switch it off.
-_E, _D, _X = extraction, dates_module, extraction.LanguageExtractor
+_E, _C, _D, _X = extraction, clause_reading, dates_module, extraction.LanguageExtractor
 RULE_FAMILIES: dict[str, list[tuple[Any, str, Any]]] = {
     # A headline is a clause cut short: every name in it takes part (one naming no one borrows the lead's subject),
     # and its undated event happens on the story's day.
     "headline": [(_E, "read_document", _untitled)],
-    "state": [(_E, "_is_state", _no)],  # an undated copula describing its subject is no event
-    "supposition": [(_E, "_supposed", _no)],  # a clause in or under an if/unless condition is no event
-    "premodifier": [(_E, "_premodifier", _no)],  # a name premodifying an event noun in prose takes no part
-    "habit": [(_E, "_habitual", _no)],  # an undated simple-present predicate is a habit, not an event
+    "state": [(_E, "is_state", _no)],  # an undated copula describing its subject is no event
+    "supposition": [(_E, "supposed", _no)],  # a clause in or under an if/unless condition is no event
+    "premodifier": [(_E, "is_premodifier", _no)],  # a name premodifying an event noun in prose takes no part
+    "habit": [(_E, "habitual", _no)],  # an undated simple-present predicate is a habit, not an event
     # A name modifying another thing's noun, or completing a thing's noun, takes no part.
-    "participant filters": [(_E, "_modifies_other_thing", _no), (_E, "_of_a_thing", _no)],
+    "participant filters": [(_E, "modifies_other_thing", _no), (_E, "of_a_thing", _no)],
     # The dates of the entity's own clause date its event, not those of a reported or another clause.
-    "own-predicate dates": [(_E, "_event_dates", _every_date)],
+    "own-predicate dates": [(_E, "participant_dates", _every_date)],
     # A subject shared by coordinated verbs takes part in each one's dated event.
-    "conjoined verbs": [(_E, "_conjoined_dates", _none)],
+    "conjoined verbs": [(_E, "conjoined_dates", _none)],
     # A definite event noun as subject refers back to the participants of the event it names.
     "event-noun references": [(_E, "_event_references", _none)],
     "trade words": [(_E, "_TRADE_WORDS", set())],  # a definite trade noun refers back to the last trade told
-    "event-noun list": [(_E, "_EVENT_NOUNS", set())],  # a listed noun names an event (the suffix rule stays)
+    "event-noun list": [(_C, "_EVENT_NOUNS", set())],  # a listed noun names an event (the suffix rule stays)
     # Undated past-tense news happens on the recent day the text named.
     "story's day": [(_X, "_in_frame", staticmethod(_no_frame))],
     "dateline": [(_X, "_is_dateline", staticmethod(_no))],  # a line of dates alone gives the document's date

@@ -365,23 +365,23 @@ class TestNoJunk:
 
 class TestOnePerThing:
     def test_coordinated_people_are_two_people(self):
-        from components.graph.extraction import _split_name
+        from components.graph.name_forms import split_name
         from components.text.language import analyse_text
 
         _, doc = next(iter(analyse_text("Orrin Vale and Petra Lund wrote the first release of Quillon.")))
-        parts = _split_name(doc[0:5], "PERSON")  # as the recogniser sometimes takes them: one PERSON span
+        parts = split_name(doc[0:5], "PERSON")  # as the recogniser sometimes takes them: one PERSON span
         assert [part.text for part in parts] == ["Orrin Vale", "Petra Lund"]
-        assert [part.text for part in _split_name(doc[0:5], "ORG")] == ["Orrin Vale and Petra Lund"]
+        assert [part.text for part in split_name(doc[0:5], "ORG")] == ["Orrin Vale and Petra Lund"]
 
     def test_a_name_and_its_longer_variant_are_two_names(self):
-        from components.graph.extraction import _split_name
+        from components.graph.name_forms import split_name
         from components.text.language import analyse_text
 
         _, doc = next(iter(analyse_text("The shop sells the Zentra and Zentra Pro laptops.")))
         span = doc[4:8]  # "Zentra and Zentra Pro", as the recogniser may take it: one ORG span
-        assert [part.text for part in _split_name(span, "ORG")] == ["Zentra", "Zentra Pro"]
+        assert [part.text for part in split_name(span, "ORG")] == ["Zentra", "Zentra Pro"]
         _, doc = next(iter(analyse_text("The shop sells Zentra and Vexo Labs laptops.")))
-        assert [part.text for part in _split_name(doc[3:7], "ORG")] == ["Zentra and Vexo Labs"]  # one name
+        assert [part.text for part in split_name(doc[3:7], "ORG")] == ["Zentra and Vexo Labs"]  # one name
 
     @pytest.mark.parametrize(
         ("text", "start", "end", "parts"),
@@ -391,12 +391,12 @@ class TestOnePerThing:
         ],
     )
     def test_a_place_preposition_or_a_spaced_dash_ends_a_name(self, text, start, end, parts):
-        from components.graph.extraction import _split_name
+        from components.graph.name_forms import split_name
         from components.text.language import analyse_text
 
         _, doc = next(iter(analyse_text(text)))
-        assert [part.text for part in _split_name(doc[start:end], "ORG")] == parts
-        assert [part.text for part in _split_name(doc[start : end - 2], "ORG")] == [parts[0]]  # a name stays whole
+        assert [part.text for part in split_name(doc[start:end], "ORG")] == parts
+        assert [part.text for part in split_name(doc[start : end - 2], "ORG")] == [parts[0]]  # a name stays whole
 
     def test_an_of_or_for_joins_untagged_proper_nouns_into_one_name(self):
         from components.graph.extraction import LanguageExtractor

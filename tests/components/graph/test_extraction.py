@@ -476,10 +476,10 @@ class TestLooksLikeCode:
         ],
     )
     def test_dotted_text(self, text, code):
-        from components.graph.extraction import _looks_like_code
+        from components.graph.layout import looks_like_code
 
         [(_, doc)] = analyse_text(text)
-        assert _looks_like_code(doc[:]) is code
+        assert looks_like_code(doc[:]) is code
 
 
 class TestEventsOfTheEntity:
@@ -1233,7 +1233,7 @@ class TestOpenExtractor:
 
 
 def test_the_characters_around_a_name_are_the_texts_own():
-    from components.graph.extraction import _chars_around
+    from components.graph.name_forms import _chars_around
     from components.text.language import analyse_text
 
     texts = [

@@ -20,8 +20,8 @@ def test_each_family_switches_existing_rules_and_restores_them(family: str) -> N
 
 def test_a_switched_off_rule_changes_what_the_extractor_calls() -> None:
     with switched_off("supposition"):
-        assert extraction._supposed(None) is False
-    assert extraction._supposed is not event_rules._no
+        assert extraction.supposed(None) is False
+    assert extraction.supposed is not event_rules._no
 
 
 def test_an_unknown_family_is_one_line_on_stderr(capsys: pytest.CaptureFixture[str], tmp_path) -> None:

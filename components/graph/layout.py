@@ -1,0 +1,160 @@
+"""A document's layout as the graph extractor reads it: its sentences, headings, sections and code.
+
+`read_document` analyses a document line by line (`components.text.language`) into `Sentence`s, leaving out code
+blocks, and finds its title and date. The rest reads a sentence's place in the text: a heading (`is_heading`, a
+Markdown one that opens a part of the text: `opens_section`), a line in title case whose capitalised words the prose
+does not write as names (`title_case`, `prose_capitalised`, `headline_cut`), the section ingestion found each
+sentence in (`sentence_sections`, compared by `line_key`), and code identifiers that are never names
+(`looks_like_code`).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from components.text.language import analyse_text
+
+
+@dataclass
+class Sentence:
+    """A sentence of a document: where it starts in the document's text, and its spaCy span."""
+
+    offset: int
+    span: Any
+
+    @property
+    def text(self) -> str:
+        return self.span.text.strip()
+
+
+_FENCE = re.compile(r"^\s*(```|~~~)")
+
+
+def read_document(document: Any, chunks: list[Any]) -> tuple[str, list[Sentence], str, dt.date | None]:
+    """A document's id, its prose sentences once each (a heading repeating the title is one of them; code, fenced or
+    indented, out) from its text (its chunks joined in order when it keeps none), its title and its date (a
+    date-time's day). The sentences are the shared analysis's."""
+    text = getattr(document, "text", "") or "\n".join(c.text for c in sorted(chunks, key=lambda c: c.chunk_index))
+    kept: list[Sentence] = []
+    seen: set[str] = set()
+    in_fence = False
+    for offset, doc in analyse_text(text):
+        if _FENCE.match(doc.text):
+            in_fence = not in_fence
+            continue
+        if in_fence or doc.text.startswith(("    ", "\t")):
+            continue
+        for span in doc.sents:
+            sentence = Sentence(offset + span.start_char, span)
+            key = " ".join(sentence.text.lstrip("#> ").strip().lower().split())
+            if key and key not in seen:
+                seen.add(key)
+                kept.append(sentence)
+    anchor = getattr(document, "date", None)
+    anchor = anchor.date() if isinstance(anchor, dt.datetime) else anchor
+    return str(document.document_id), kept, getattr(document, "title", "") or "", anchor
+
+
+# Code identifiers and setting names: underscores, dotted names ("CamelCase.method"), calls, paths, file suffixes.
+_CODE_NAME = re.compile(r"_|\w\.\w|\(\)|/|=|\.(py|js|ts|rs|md|json|yaml|yml|toml)$")
+# An abbreviation with a period after every letter or letter pair, one of them a capital ("U.S.", "S.A.", "S.p.A.",
+# "J.R.R.", "Ph.D."), is written prose, not a dotted identifier: it is set aside before `_CODE_NAME` looks.
+_INITIALISM = re.compile(r"(?<![\w.])(?=[^\s]*[A-Z])(?:[^\W\d_]{1,2}\.){2,}(?!\w)")
+
+
+def looks_like_code(span: Any) -> bool:
+    text = span.text
+    if _CODE_NAME.search(_INITIALISM.sub(" ", text)):
+        return True
+    doc = span.doc
+    before = doc[span.start - 1].text if span.start > 0 else ""
+    after = doc[span.end].text if span.end < len(doc) else ""
+    if not ("`" in before or "`" in after or "`" in text):
+        return False
+    # Backticks closed by two apostrophes are quotation marks (``Skylark''), not code. (Read only near a backtick:
+    # a Doc's text is joined anew from its tokens on every read.)
+    quoted = "``" in doc.text and "''" in doc[span.start :].text
+    return not quoted
+
+
+def first_word(span: Any) -> int:
+    """The index of a sentence's first word (after opening quotes, bullets and heading marks)."""
+    return next((t.i for t in span if t.is_alpha or t.like_num), span.start)
+
+
+def is_heading(sentence: Sentence) -> bool:
+    """A heading: a Markdown heading, or a short line without a sentence's closing punctuation ("Final Standings")."""
+    text = sentence.text
+    words = [t for t in sentence.span if t.is_alpha]
+    closed = text.endswith((".", "!", "?", ":", ";"))
+    return text.startswith("#") or ("\n" not in text and len(words) <= 8 and not closed)
+
+
+def opens_section(sentence: Sentence) -> bool:
+    """A Markdown heading ("## Later years"): it opens another part of the text. (A short line without closing
+    punctuation, which `is_heading` also reads as one, is as often a signature or a quotation's end in news.)"""
+    return sentence.text.startswith("#")
+
+
+def title_case(sentence: Sentence) -> bool:
+    """A line written in title case ("Vellner Wins Second Term", "Final Standings", a table's rows run into one line:
+    "Standings Team Played Won Points Varnholm Rovers 12 9 28"): every word of four letters or more capitalised,
+    verbs and common nouns too, and no sentence's closing punctuation. The recogniser reads such a line's capitalised
+    words as names. (A Markdown heading is the writer's own heading, its names written as names.)"""
+    text = sentence.text
+    if text.startswith("#") or text.endswith((".", "!", "?")):
+        return False
+    long = [t for t in sentence.span if t.is_alpha and len(t) >= 4]
+    return len(long) >= 1 and all(t.text[0].isupper() for t in long)
+
+
+def prose_capitalised(sentences: list[Sentence]) -> set[str]:
+    """The words the document's prose (not its headings) writes capitalised as names: mid-sentence, or opening a
+    sentence where the tagger reads a proper noun ("Quillon said ...")."""
+    found = set()
+    for sentence in sentences:
+        if is_heading(sentence) or title_case(sentence):
+            continue
+        first = first_word(sentence.span)
+        for token in sentence.span:
+            if token.is_alpha and token.text[0].isupper() and (token.i > first or token.pos_ == "PROPN"):
+                found.add(token.lower_)
+    return found
+
+
+def headline_cut(span: Any, known: set[str]) -> Any | None:
+    """A name read in a title-case heading, without the capitalised words at its ends that the prose never writes as a
+    name ("Vellner Wins" is Vellner when the prose writes "Vellner" as a name and never "Wins"; "Second Term",
+    "Standings": none left): in a title-case line every word is capitalised, so only the prose tells a name's words
+    from the headline's common words. A line of names the prose never writes loses them too."""
+    start, end = span.start, span.end
+    doc = span.doc
+
+    def common(token: Any) -> bool:
+        return token.is_alpha and token.lower_ not in known
+
+    while start < end and common(doc[start]):
+        start += 1
+    while end > start and common(doc[end - 1]):
+        end -= 1
+    return doc[start:end] if end > start else None
+
+
+def line_key(text: str) -> str:
+    """A line as a heading and its section's title compare: without Markdown marks, case and spacing."""
+    return " ".join(text.lstrip("#> ").lower().split())
+
+
+def sentence_sections(sentences: list[Sentence], chunks: list[Any]) -> list[Any]:
+    """Each sentence's section as ingestion found it: the `section_title` of the chunk whose character offsets hold
+    it (None where chunks carry no offsets)."""
+    bounds = []
+    for chunk in chunks:
+        meta = getattr(chunk, "metadata", None) or {}
+        start, end = meta.get("char_start"), meta.get("char_end")
+        if start is not None and end is not None:
+            bounds.append((start, end, meta.get("section_title")))
+    return [next((key for start, end, key in bounds if start <= s.offset < end), None) for s in sentences]
