@@ -613,7 +613,9 @@ class LanguageExtractor(GraphExtractor):
             # section's heading that is a noun phrase (no finite verb, not headed by a verb: "Vellner: a life in
             # music") names its subject and says what it is, in no event of that day. A plain text's first line is
             # often a news headline whose verb the parse misses ("Norvik exercises options"): it still tells one.
-            heading = (headline and any(sections)) or line_key(sections[index] or "") == line_key(sentence.text)
+            heading = (headline and any(sections)) or (
+                bool(sections[index]) and line_key(sections[index]) == line_key(sentence.text)
+            )
             finite = any("Fin" in t.morph.get("VerbForm") for t in sentence.span)
             titled = heading and not finite and sentence.span.root.pos_ not in ("VERB", "AUX")
             for key, (role, token) in linked.items():

@@ -49,7 +49,7 @@ def read_document(document: Any, chunks: list[Any]) -> tuple[str, list[Sentence]
             continue
         for span in doc.sents:
             sentence = Sentence(offset + span.start_char, span)
-            key = " ".join(sentence.text.lstrip("#> ").strip().lower().split())
+            key = line_key(sentence.text)
             if key and key not in seen:
                 seen.add(key)
                 kept.append(sentence)
@@ -144,7 +144,7 @@ def headline_cut(span: Any, known: set[str]) -> Any | None:
 
 
 def line_key(text: str) -> str:
-    """A line as a heading and its section's title compare: without Markdown marks, case and spacing."""
+    """A line as headings, section titles and repeated lines compare: without Markdown marks, case and spacing."""
     return " ".join(text.lstrip("#> ").lower().split())
 
 
