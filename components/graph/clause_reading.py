@@ -317,7 +317,22 @@ def habitual(token: Any) -> bool:
         and verb.tag_ in ("VBZ", "VBP")
         and verb.lemma_.lower() not in SAYING
         and not any(child.dep_ in ("aux", "auxpass") for child in verb.children)
+        and not _conjunct_happened(verb)
     )
+
+
+def _conjunct_happened(verb: Any) -> bool:
+    """True when a later verb coordinated with `verb`, sharing its subject (none of its own), is told as having
+    happened: with an auxiliary or in the past ("the store sells films and has begun to sell games", "Vexa makes
+    lenses and opened a plant"). The subject then takes part in that conjunct's event, not only in a habit."""
+    for other in verb.conjuncts:
+        if other.i < verb.i or other.pos_ not in ("VERB", "AUX"):
+            continue
+        if any(child.dep_ in ("nsubj", "nsubjpass", "expl") for child in other.children):
+            continue
+        if tells_past(other):
+            return True
+    return False
 
 
 def is_state(subject: Any) -> bool:

@@ -121,8 +121,9 @@ class TestLanguageExtractor:
         # referent ("the Talmont mobile device", "the 16GB version") as referring back to the last thing of its kind;
         # `spacy-61` kept a sequence's label ("a Series B", "Phase II") and a lower-case common word the recogniser
         # labelled ("as metadata") as entities; `spacy-62` dated a noun-phrase title of a document with headings
-        # ("Vellmark: a lens maker") as an event.
-        old = [f"spacy/spacy-{n}" for n in range(62, 16, -1)] + [f"spacy/spacy-{n}" for n in (15, 14, 11, 10)]
+        # ("Vellmark: a lens maker") as an event; `spacy-63` read a subject's simple present as a habit when a verb
+        # coordinated with it told an event ("sells lenses and has begun to sell cameras").
+        old = [f"spacy/spacy-{n}" for n in range(63, 16, -1)] + [f"spacy/spacy-{n}" for n in (15, 14, 11, 10)]
         assert LanguageExtractor().stamp not in old
 
     def test_entities_kinds_and_suffixes(self):
@@ -1208,6 +1209,13 @@ class TestWhatIsAnEvent:
         graph = extract("The council moved its records, with storage like Lumora or Orrin Cloud Drives underneath.")
         fact = next(fact for fact in graph.facts if "orrin cloud drives" in fact.entity_keys)
         assert fact.date_method == "document" and fact.valid_at.iso() == "2019-02-14"
+
+    def test_a_habit_joined_to_a_verb_that_tells_an_event_is_an_event(self):
+        # The subject of "makes" is also the subject of "opened": it takes part in that happening, not only a habit.
+        graph = extract("Vellmark Optics makes lenses for telescopes and opened a plant in Tarvo.")
+        fact = fact_for(graph, "Vellmark Optics makes")
+        assert "vellmark optics" in fact.entity_keys
+        assert fact.date_method == "document" and fact.confidence > 0
 
     def test_a_dated_description_is_still_a_fact(self):
         graph = extract("Talmont Co. was the largest exporter of the United States in 2005.")
