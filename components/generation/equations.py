@@ -128,6 +128,18 @@ def equated_names(doc: Any, noun: str, held: frozenset[str] = frozenset()) -> se
             continue
         for other in _equated_tokens(token):
             tokens = _name_tokens(other)
-            if tokens and not all(term_of(doc[i]) in held for i in tokens):
+            if tokens and not all(term_of(doc[i]) in held for i in tokens) and not _own_phrase(token, tokens):
                 names |= tokens
     return names
+
+
+def _own_phrase(noun: Any, name: set[int]) -> bool:
+    """Whether the name is part of the noun's own phrase, not a name said to be it: a name right before the noun
+    with only the noun's modifiers between ("the <league> Most Valuable Player"), or the one of the two that stands
+    in brackets right after the other ("Most Valuable Player (MVP)": a short form)."""
+    doc, first, last = noun.doc, min(name), max(name)
+    if last < noun.i:
+        if noun.i == last + 2 and doc[last + 1].text == "(":  # "Most Valuable Player (MVP)", the noun the short form
+            return True
+        return all(doc[i].head.i == noun.i and doc[i].dep_ in {"compound", "amod"} for i in range(last + 1, noun.i))
+    return first >= 2 and doc[first - 1].text == "(" and doc[first - 2].i == noun.i

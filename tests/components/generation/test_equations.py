@@ -51,3 +51,10 @@ def test_the_asked_noun_is_the_focus_or_the_other_side_of_a_copular_question() -
     assert asked_noun("Which firm led the round?", "firm") == "firm"
     assert asked_noun("Who is the chief executive of Corvane Maps?", "") == "executive"
     assert asked_noun("Who founded Corvane Maps?", "") == ""
+
+
+def test_a_name_in_the_nouns_own_phrase_is_not_equated_with_it() -> None:
+    # The league's name modifies the title, and the bracketed short form only repeats it: neither is who holds it.
+    sentence = "Ada Quill was named the Norland Most Valuable Player (MVP) in 2004."
+    assert "Norland" not in names(sentence, "player")
+    assert names(sentence, "mvp") == []
