@@ -19,10 +19,6 @@ docs/answer-confidence.md):
 - `generic`: the span is a common noun phrase that names nothing: it opens with a determiner and holds no proper
   noun and no number ("the function", "this position"), read from the sentence's parse.
 - `bracket`: the span stands inside brackets in its sentence (an aside, seldom what the sentence asserts).
-- `equated`: the span holds a name the sentence equates with the noun the question asks about ("Who is the chief
-  executive of X?" -> "with Ada Quill as chief executive"; `equations.equated_names`: apposition, copula, object
-  predicate, predicative "as", a title before a name), read from the sentence's parse.
-- `unequated`: the sentence equates a name with that noun, and the span holds none of them.
 
 Usage:
 ```python
@@ -42,7 +38,6 @@ from typing import Any
 
 import cachetools
 
-from components.generation.equations import asked_noun, equated_names
 from components.text.analyzer import stem, words
 from components.text.language import parse
 
@@ -56,8 +51,6 @@ EVIDENCE_GROUPS: dict[str, tuple[str, ...]] = {
     "length": ("sentence_words",),
     "generic": ("span_generic",),
     "bracket": ("span_bracketed",),
-    "equated": ("span_equated",),
-    "unequated": ("other_equated",),
 }
 EVIDENCE_FEATURES = tuple(name for group in EVIDENCE_GROUPS.values() for name in group)
 
@@ -78,8 +71,6 @@ def evidence_features(
     question_terms: frozenset[str],
     model: Any = None,
     cache: MeaningCache | None = None,
-    part_text: str = "",
-    focus: str = "",
 ) -> dict[str, float]:
     """The evidence features of one part's short answer.
 
@@ -93,8 +84,6 @@ def evidence_features(
         that need it are 0.
     :param cache: where the model-read features of a (question, sentence, span) are kept (`MeaningCache`), so the
         same answer rated again costs no forward pass; None: computed every time.
-    :param part_text: the question part the span answers; `focus`: the noun its analysis found it asks about ("" or
-        "?" for none). Together they give the asked noun the `equated` features read (`equations.asked_noun`).
     """
     meaning = (cache or MeaningCache(size=1)).get(question, sentence, span, model)
     return {
@@ -107,27 +96,7 @@ def evidence_features(
         "sentence_words": math.log1p(len(words(sentence))),
         "span_generic": _generic(sentence, span),
         "span_bracketed": _bracketed(sentence, span),
-        **_equated(sentence, span, asked_noun(part_text, focus), question_terms),
     }
-
-
-def _equated(sentence: str, span: str, noun: str, question_terms: frozenset[str]) -> dict[str, float]:
-    """`span_equated`: 1 when an occurrence of the span in its sentence holds a name the sentence equates with the
-    asked noun (`equations.equated_names`); `other_equated`: 1 when the sentence equates such a name and the span
-    holds none of them. Both 0 without an asked noun, a sentence or a span."""
-    if not noun or not sentence or not span:
-        return {"span_equated": 0.0, "other_equated": 0.0}
-    doc = parse(sentence)
-    names = equated_names(doc, noun, question_terms)
-    if not names:
-        return {"span_equated": 0.0, "other_equated": 0.0}
-    held = False
-    for found in re.finditer(rf"(?<!\w){re.escape(span)}(?!\w)", sentence, re.IGNORECASE):
-        tokens = doc.char_span(found.start(), found.end(), alignment_mode="expand")
-        if tokens is not None and any(token.i in names for token in tokens):
-            held = True
-            break
-    return {"span_equated": float(held), "other_equated": float(not held)}
 
 
 def _span_start(sentence: str, span: str) -> int | None:

@@ -596,8 +596,6 @@ class ExtractiveAnswerGenerator(InitParameterSerialization, ChainReading):
                     question_terms=question.question_terms,
                     model=self._model,
                     cache=self._meaning,
-                    part_text=part.text,
-                    focus=part.focus,
                 )
                 if position in span_stats:  # absent otherwise: the confidence reads an unread span's as the mean
                     probability, margin = span_stats[position]

@@ -274,23 +274,3 @@ class TestSpanForm:
         # "İ" lower-cases to two characters: an offset found in the lower-cased sentence lies past the span.
         sentence = "İpek İnce and İlker İz sold the mill to Tarrow in 1890."
         assert features(sentence=sentence, span="The mill")["span_generic"] == 1.0
-
-
-def test_a_span_holding_the_name_the_sentence_equates_with_the_asked_noun() -> None:
-    question = "Who is the chief executive of Corvane Maps?"
-    sentence = "In 1998 Tom Berg and Ada Quill founded Corvane Maps in Lund, with Quill as chief executive."
-    part = analyze_question(question).parts[0]
-
-    def read(span: str, **changes: object) -> tuple[float, float]:
-        arguments = {"sentence": sentence, "span": span, "part_text": part.text, "focus": part.focus} | changes
-        out = features(question, **arguments)
-        return out["span_equated"], out["other_equated"]
-
-    # "Quill" of "with Quill as chief executive" is the name equated with the asked noun; the founders' list, whose
-    # "Ada Quill" is another mention, holds none of it.
-    assert read("Quill") == (1.0, 0.0)
-    assert read("Tom Berg and Ada Quill") == (0.0, 1.0)
-    # No asked noun (the part not given, or a question asking about none), or no name equated: neither is read.
-    assert read("Quill", part_text="", focus="") == (0.0, 0.0)
-    assert read("Tom Berg", part_text="Who founded Corvane Maps?", focus="") == (0.0, 0.0)
-    assert read("Tom Berg", sentence="Tom Berg and Ada Quill founded Corvane Maps in Lund.") == (0.0, 0.0)
