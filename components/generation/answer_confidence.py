@@ -175,9 +175,10 @@ def fit(
     features: Sequence[str] = FEATURES,
     c: float = 1.0,
     meta: Mapping[str, Any] | None = None,
+    binary_unscaled: bool = False,
 ) -> AnswerConfidence:
     """A logistic regression (scikit-learn, standardised features, L2 with strength `1/c`) fitted to `rows`
-    labelled right (True) or wrong; both labels must occur."""
+    labelled right (True) or wrong; both labels must occur. `binary_unscaled`: see `logistic_model.fit_standardised`."""
     import numpy as np
 
     logistic_model.check_labels(rows, labels, "short answers")
@@ -188,7 +189,7 @@ def fit(
     matrix = np.where(present, matrix, mean)
     return AnswerConfidence(
         tuple(features),
-        *logistic_model.fit_standardised(matrix, mean, labels, c, max_iter=1000),
+        *logistic_model.fit_standardised(matrix, mean, labels, c, max_iter=1000, binary_unscaled=binary_unscaled),
         meta={"version": MODEL_VERSION, **(meta or {})},
         threshold=float(threshold),
     )

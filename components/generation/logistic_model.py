@@ -136,15 +136,25 @@ def check_labels(rows: Sequence[Any], labels: Sequence[bool], what: str) -> None
 
 
 def fit_standardised(
-    matrix: Any, mean: Any, labels: Sequence[bool], c: float, max_iter: int
+    matrix: Any,
+    mean: Any,
+    labels: Sequence[bool],
+    c: float,
+    max_iter: int,
+    binary_unscaled: bool = False,
 ) -> tuple[tuple[float, ...], tuple[float, ...], tuple[float, ...], float]:
     """A logistic regression (scikit-learn, L2 with strength `1/c`) on the matrix's columns standardised by `mean`
-    and their spread (1 where a column does not vary): `(mean, scale, coef, intercept)`."""
+    and their spread (1 where a column does not vary): `(mean, scale, coef, intercept)`.
+
+    With `binary_unscaled`, a column holding only 0 and 1 is centred and not divided, and every other column is
+    divided by twice its standard deviation (Gelman 2008, "Scaling regression inputs by dividing by two standard
+    deviations"): a one-unit weight is then about the same change of the logit for a yes/no feature as for a typical
+    change of a measured one, and the penalty weighs a yes/no feature's effect whatever its share of the rows (divided
+    by its spread, a feature that is 1 on a few rows is scaled up and its effect is barely penalised)."""
     import numpy as np
     from sklearn.linear_model import LogisticRegression
 
-    scale = matrix.std(axis=0)
-    scale[scale == 0] = 1.0
+    scale = standard_scale(matrix, binary_unscaled)
     model = LogisticRegression(C=c, max_iter=max_iter).fit((matrix - mean) / scale, np.array(labels, dtype=int))
     return (
         tuple(float(value) for value in mean),
@@ -152,3 +162,16 @@ def fit_standardised(
         tuple(float(value) for value in model.coef_[0]),
         float(model.intercept_[0]),
     )
+
+
+def standard_scale(matrix: Any, binary_unscaled: bool = False) -> Any:
+    """Each column's scale for `fit_standardised`: its standard deviation (1 where it does not vary); with
+    `binary_unscaled`, 1 for a column of only 0 and 1 and twice the standard deviation for the others."""
+    import numpy as np
+
+    spread = matrix.std(axis=0)
+    spread[spread == 0] = 1.0
+    if not binary_unscaled:
+        return spread
+    binary = np.array([bool(np.isin(column, (0.0, 1.0)).all()) for column in matrix.T], dtype=bool)
+    return np.where(binary, 1.0, 2.0 * spread)

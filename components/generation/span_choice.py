@@ -45,6 +45,7 @@ import numpy
 
 from components.generation import logistic_model
 from components.generation.answer_evidence import WINDOW  # the confidence's window_share reads the same window
+from components.generation.equations import copular_subject, equated_names
 from components.generation.question_analysis import HOW_ADJECTIVE_LABELS, WH_WORDS, QuestionPart
 from components.generation.question_gap import (
     KIND_OF,
@@ -295,6 +296,7 @@ class QuestionContext:
     counted: str = ""  # the term of the noun a "how many"/"how much" part counts ("yard"), or ""
     kind_of: bool = False  # the part asks "what kind of" its `focus`
     not_time: bool = False  # the part asks for a name or a thing, neither a time nor an amount
+    role: str = ""  # the lemma of the noun a copular "who" part asks about ("Who is the chief executive ...?"), or ""
 
 
 def question_context(part: QuestionPart, question_terms: frozenset[str]) -> QuestionContext:
@@ -334,8 +336,19 @@ def question_context(part: QuestionPart, question_terms: frozenset[str]) -> Ques
         and part.kind in {"who", "what", "which", "where"}
         and VALUE_LABELS.isdisjoint(part.labels)
     )
+    role = copular_subject(part.text) if part.kind == "who" else ""
     return QuestionContext(
-        flags, tuple(part.labels), question_terms, verbs, focus, part.text, preposition, counted, kind_of, not_time
+        flags,
+        tuple(part.labels),
+        question_terms,
+        verbs,
+        focus,
+        part.text,
+        preposition,
+        counted,
+        kind_of,
+        not_time,
+        role,
     )
 
 
@@ -588,9 +601,12 @@ def _features(
 # office", not "2015"); a part whose wh-word is the doer of its verb ("Who won X?", "By whom was X won?", `asks_doer`)
 # by the phrase that holds that verb's doer in the sentence, a noun: its active subject, its passive's "by" object, or,
 # for an infinitive with no subject of its own, the subject of the verb it depends on ("doer": "The Dane Owls" of "The
-# Dane Owls beat the Fen Hares to win X", not the beaten "Fen Hares"). A candidate that breaks one is not eligible
-# while the sentence holds one that keeps it; the model ranks the eligible ones.
-FORM_CHECKS = ("count", "kind", "time", "doer")
+# Dane Owls beat the Fen Hares to win X", not the beaten "Fen Hares"); a "who" part whose wh-word is one side of "be"
+# and a noun the other ("Who is the chief executive of X?") by a candidate holding a name the sentence equates with
+# that noun ("role": "Ada Quill" of "..., with Ada Quill as chief executive", not the founders named before;
+# `equations.equated_names`). A candidate that breaks one is not eligible while the sentence holds one that keeps it;
+# the model ranks the eligible ones.
+FORM_CHECKS = ("count", "kind", "time", "doer", "role")
 
 
 def asked_form(
@@ -617,8 +633,7 @@ def _keeps(
     spans = [doc[c.start : c.end] if c.start is not None else None for c in candidates]
     if check == "count" and context.counted:
         return [
-            span is not None and any(t.like_num and context.counted in counted_nouns(t) for t in span)
-            for span in spans
+            span is not None and any(t.like_num and context.counted in counted_nouns(t) for t in span) for span in spans
         ]
     if check == "kind" and context.kind_of:
         # The kind is said by the words before the noun ("a family shipping company"), not by a phrase after it.
@@ -635,6 +650,10 @@ def _keeps(
         doers = _asked_doers(doc, context.part_text, context.question_terms)
         if doers:
             return [c.start is not None and any(c.start <= i < c.end for i in doers) for c in candidates]
+    if check == "role" and context.role:
+        names = equated_names(doc, context.role, context.question_terms)
+        if names:
+            return [c.start is not None and any(c.start <= i < c.end for i in names) for c in candidates]
     if check not in FORM_CHECKS:
         raise ValueError(f"no such check of the question's form: {check!r}")
     return None

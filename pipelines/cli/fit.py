@@ -32,6 +32,11 @@ def register(subparsers: Any) -> None:
     answer.add_argument(
         "--ablation", action="store_true", help="also print what each evidence feature group adds (tune/check AUC)"
     )
+    answer.add_argument(
+        "--binary-unscaled",
+        action="store_true",
+        help="centre a yes/no feature without dividing it by its spread; divide the others by twice theirs",
+    )
     answer.add_argument("--chart", type=Path, default=None, help="also write a risk-coverage chart (PNG) here")
     scoring = _fit_command(
         commands,
@@ -157,6 +162,7 @@ def fit_answer(args: argparse.Namespace) -> int:
             c=args.c,
             command=command,
             ablation=args.ablation,
+            binary_unscaled=args.binary_unscaled,
         )
     model = report["model"]
     print(
@@ -344,7 +350,14 @@ def fit_spans(args: argparse.Namespace) -> int:
             switched = halves[half].get("switch", fitted)
             cells = [_cells(rules, keys), _cells(fitted, keys), _cells(switched, keys), _number(fitted["reachable"])]
             rows.append([name, half, rules["questions"], rules["parts"], *cells])
-    header = ["set", "half", "questions", "parts", "rules EM / F1 / parts right", "model EM / F1 / parts right",
-              "switch EM / F1 / parts right"]
+    header = [
+        "set",
+        "half",
+        "questions",
+        "parts",
+        "rules EM / F1 / parts right",
+        "model EM / F1 / parts right",
+        "switch EM / F1 / parts right",
+    ]
     _print_table([*header, "reachable"], rows)
     return 0

@@ -84,11 +84,12 @@ def _auc(scored: Sequence[tuple[float, bool]]) -> float | None:
 
 
 def feature_ablation(
-    records: Sequence[dict[str, Any]], target: float = TARGET_PRECISION, c: float = 1.0
+    records: Sequence[dict[str, Any]], target: float = TARGET_PRECISION, c: float = 1.0, binary_unscaled: bool = False
 ) -> list[dict[str, Any]]:
     """What each evidence feature group adds: the model refitted on the tune half with every feature, without each
     group, and with none of them (`found only`). Per variant and set: tune and check AUC, and the check half's
-    coverage at the threshold chosen on it for `target` precision of shown headlines."""
+    coverage at the threshold chosen on it for `target` precision of shown headlines. `c`, `binary_unscaled`: as
+    the fit's (`fit_answer_confidence`)."""
     variants = {"all": FEATURES, "found only": FOUND_FEATURES}
     variants |= {
         f"without {group}": tuple(f for f in FEATURES if f not in kept) for group, kept in EVIDENCE_GROUPS.items()
@@ -96,7 +97,7 @@ def feature_ablation(
     rows, labels = labelled_rows([record for record in records if record["half"] == "tune"])
     out = []
     for variant, features in variants.items():
-        model = fit(rows, labels, threshold=0.5, features=features, c=c)
+        model = fit(rows, labels, threshold=0.5, features=features, c=c, binary_unscaled=binary_unscaled)
         line: dict[str, Any] = {"variant": variant}
         for set_name in dict.fromkeys(record["set"] for record in records):
             for half in HALVES:
@@ -119,24 +120,30 @@ def fit_answer_confidence(
     c: float = 1.0,
     command: str = "",
     ablation: bool = False,
+    binary_unscaled: bool = False,
 ) -> dict[str, Any]:
     """Replay the captured sets, fit on the tune half, choose the threshold on the check half (unless given), write
     the model file to `out` and return `{"model", "sets": per set and half scores at that threshold, "records",
-    "ablation": per feature group (`feature_ablation`, when asked)}`."""
+    "ablation": per feature group (`feature_ablation`, when asked)}`. `c`: the penalty's inverse strength;
+    `binary_unscaled`: a yes/no feature centred and not divided by its spread, the measured ones divided by twice theirs
+    (`logistic_model.fit_standardised`; measured and not the default: docs/answer-confidence.md, "the confidence's
+    refit regressions traced")."""
     records = replay_sets(sets, {"fit": ExtractiveAnswerGenerator(confidence_threshold=0.0)})["fit"]
 
     tune = [record for record in records if record["half"] == "tune"]
     rows, labels = labelled_rows(tune)
     if not rows:
         raise ValueError("the sets' tune halves hold no labelled short answers to fit on")
-    ablated = feature_ablation(records, target, c) if ablation else []
+    ablated = feature_ablation(records, target, c, binary_unscaled) if ablation else []
     meta = {
         **fit_provenance(sets, records, command),
         "tune_parts": len(rows),
         "tune_right": sum(labels),
         "target_precision": target,
+        "c": c,
+        "binary_unscaled": binary_unscaled,
     }
-    model = fit(rows, labels, threshold=0.5, features=FEATURES, c=c, meta=meta)
+    model = fit(rows, labels, threshold=0.5, features=FEATURES, c=c, meta=meta, binary_unscaled=binary_unscaled)
     for record in records:
         for part in record["parts"]:
             if part["short_answer"] and part.get("features"):

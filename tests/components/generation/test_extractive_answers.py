@@ -1280,7 +1280,9 @@ class TestChainByDescription:
         hop = generator._link(
             "What is the film that was shot in or around Brindlemoor in 1979?", [self.SHOT, self.FILM]
         )
-        last = generator._link("Who directed Pale Orchard?", [self.SHOT, self.FILM], "Pale Orchard")
+        # The last link as the chain reads it: past the first link's sentence, which says what the bridge is, not
+        # what is asked of it (`_bridge_sentences`); read without that, its rivals and so its rating differ.
+        last = generator._last_link("Who directed Pale Orchard?", [self.SHOT, self.FILM], [hop])
         assert hop["span"] == "Pale Orchard" and last["span"] == "Ilsa Varga"
         assert part["short_answer_confidence"] == pytest.approx(min(hop["confidence"], last["confidence"]), abs=1e-4)
 

@@ -43,3 +43,35 @@ def test_the_shared_reader_names_the_model_and_keeps_the_rest_as_meta() -> None:
         read_logistic({**data, "coef": [math.inf]}, "toy model", 2, {"a"}, LookupError)
     with pytest.raises(LookupError, match="^the toy model reads unknown features: a$"):
         read_logistic(data, "toy model", 2, {"b"}, LookupError)
+
+
+def test_a_yes_no_column_is_centred_not_divided_and_a_measured_one_is_divided_by_twice_its_spread() -> None:
+    import numpy as np
+
+    from components.generation.logistic_model import standard_scale
+
+    matrix = np.array([[0.0, 1.0, 7.0], [0.0, 3.0, 7.0], [1.0, 5.0, 7.0], [0.0, 7.0, 7.0]])
+    assert standard_scale(matrix).tolist() == pytest.approx([matrix[:, 0].std(), matrix[:, 1].std(), 1.0])
+    assert standard_scale(matrix, binary_unscaled=True).tolist() == pytest.approx([1.0, 2 * matrix[:, 1].std(), 2.0])
+
+
+def test_unscaled_a_yes_no_feature_true_on_few_rows_is_held_back_by_the_penalty() -> None:
+    # 300 rows, half right by a measured feature; a rare flag is 1 on three rows, all right. Divided by its small
+    # spread the flag's column is scaled up and the penalty hardly holds its weight back; centred only, it is.
+    import numpy as np
+
+    from components.generation.logistic_model import fit_standardised
+
+    rng = np.random.default_rng(7)
+    measured = rng.normal(size=300)
+    labels = [bool(value > 0) ^ bool(rng.random() < 0.25) for value in measured]
+    flag = np.zeros(300)
+    for row in (0, 100, 200):
+        flag[row], labels[row] = 1.0, True
+    matrix = np.column_stack([measured, flag])
+
+    def raw_flag_weight(binary_unscaled: bool) -> float:
+        _, scale, coef, _ = fit_standardised(matrix, matrix.mean(axis=0), labels, 1.0, 1000, binary_unscaled)
+        return coef[1] / scale[1]
+
+    assert raw_flag_weight(False) > 1.5 * raw_flag_weight(True) > 0

@@ -495,6 +495,15 @@ FORM_CASES = {
         ("window_terms", 4.0),
         lambda text: text.endswith("Owls"),
     ),
+    # A role asked by a copular "who": the name the sentence equates with the role ("Quill as chief executive"), not
+    # the founders' list named first.
+    "role": (
+        "Who is the chief executive of Corvane Maps?",
+        "In 1998 Tom Berg and Ada Quill founded Corvane Maps in Lund, with Quill as chief executive.",
+        "Tom Berg and Ada Quill",
+        ("from_list", 4.0),
+        lambda text: text == "Quill",
+    ),
 }
 
 

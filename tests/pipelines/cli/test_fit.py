@@ -85,6 +85,20 @@ def test_fits_on_the_tune_half_and_writes_a_file_the_generator_reads(capture: Pa
     )
 
 
+def test_binary_unscaled_keeps_a_yes_no_feature_undivided_and_says_so_in_the_file(
+    capture: Path, tmp_path: Path
+) -> None:
+    plain, unscaled = tmp_path / "plain.json", tmp_path / "unscaled.json"
+    assert main(["fit", "answer", f"squad_mini={capture}", "--out", str(plain)]) == 0
+    assert main(["fit", "answer", f"squad_mini={capture}", "--out", str(unscaled), "--binary-unscaled"]) == 0
+    before, after = json.loads(plain.read_text()), json.loads(unscaled.read_text())
+    assert after["binary_unscaled"] is True and before["binary_unscaled"] is False
+    pairs = list(zip(before["scale"], after["scale"], strict=True))
+    # Each column is either a yes/no one (centred only: scale 1) or a measured one (twice its spread).
+    assert all(new == 1.0 or new == pytest.approx(2 * old) for old, new in pairs)
+    assert any(new == pytest.approx(2 * old) and old != 1.0 for old, new in pairs)
+
+
 def test_ablation_prints_what_each_feature_group_adds(capture: Path, tmp_path: Path, capsys) -> None:
     from components.generation.answer_evidence import EVIDENCE_GROUPS
 
