@@ -2,8 +2,8 @@
 Ada Quill", "Ada Quill, known as the queen of maps", "with Ada Quill as chief executive", "chief executive Ada Quill".
 
 A question that asks about a noun ("Which firm led the round?", "Who is the chief executive of Corvane?") is
-answered by the name its sentence says that noun is. `asked_noun` reads that noun from the question part (the noun
-the analysis found it asks about, or for a copular question the other side of its "be"); `equated_names` reads, from
+answered by the name its sentence says that noun is. `copular_subject` reads that noun from a copular question (the
+other side of its "be"); `equated_names` reads, from
 the sentence's dependency parse (spaCy), the tokens of every proper name the sentence equates with a noun of that
 lemma. Only general English grammar is read: apposition, the two sides of a copula, an object predicate ("named
 Ada Quill its chief executive"), a predicative "as" ("served as", "appointed X as", "known as", "X as N") and a noun
@@ -11,7 +11,7 @@ used as a title before a name. Nothing names a word of a set.
 
 Usage:
 ```python
-noun = asked_noun("Who is the chief executive of Corvane?", "")  # "executive"
+noun = copular_subject("Who is the chief executive of Corvane?")  # "executive"
 names = equated_names(parse("In 2001 Tom Berg founded Corvane, with Ada Quill as chief executive."), noun)
 ```
 """
@@ -40,14 +40,6 @@ def copular_subject(question: str) -> str:
     sides = [child for child in wh.head.children if child.dep_ in COPULA_SIDES and child.i != wh.i]
     noun = next((child for child in sides if child.pos_ in {"NOUN", "PROPN"}), None)
     return noun.lemma_.lower() if noun is not None and noun.lemma_.lower() not in LIGHT_NOUNS else ""
-
-
-def asked_noun(part_text: str, focus: str) -> str:
-    """The lemma of the noun a question part asks about: the analysis's `focus` ("Which firm ...?" -> "firm"), or
-    for a copular question without one the other side of its "be"; empty when it asks about none."""
-    if focus not in {"", "?"}:
-        return focus
-    return copular_subject(part_text) if part_text else ""
 
 
 def _as_object(noun: Any) -> Any:
