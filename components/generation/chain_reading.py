@@ -239,7 +239,7 @@ def answers_its_clause(question: str, sentence: str) -> bool:
     possessive ("the machinery of X", "X's father") names no event of its own: a sentence about the described thing
     may say what is asked of it in other words ("driven by water" for what turned it), so it is never read so."""
     cut = decompose(question)
-    if cut is None or not any(token.dep_ in CLAUSE_DEPS for token in parse_syntax(cut.hop)):
+    if cut is None or not (cut.clause or any(token.dep_ in CLAUSE_DEPS for token in parse_syntax(cut.hop))):
         return False
     rest = frozenset(terms(f"{cut.before} {cut.after}")) - frozenset(terms(cut.hop))
     # A rest asking nothing the description does not ("Who owns the company that owns X?") tells nothing: a sentence

@@ -1425,6 +1425,24 @@ class TestDirectReadingOfADescription:
         governor = "Who was governor when the area where Tarrow Ridge Wind Farm is located became a province?"
         assert answers_its_clause(governor, "The Tarrow Ridge Wind Farm is located in Ossel county.")
 
+    def test_a_span_of_a_contact_clause_sentence_is_held_back(self):
+        # "the company Marrow Skyways is part of" is a clause without a relative word (the parse reads "is" as the
+        # question's verb); cut at it, the airline's founding year, read off the sentence that says what the airline
+        # is part of, answers the description, not when that company dissolved: held back, not shown.
+        airline = kb_document(
+            "airline",
+            "Marrow Skyways was formed on 7 May 1988 following the purchase of Orlan Air by the Tessaly Group.",
+            0.6,
+            title="Marrow Skyways",
+        )
+        question = "What year did the company Marrow Skyways is part of dissolve?"
+        out = ExtractiveAnswerGenerator(confidence_threshold=0.0).run(query=question, documents=[airline])
+        (part,) = out["parts"]
+        assert part["short_answer"] == "1988"
+        assert not part["sure"] and part["short_answer_confidence"] is None and out["short_answer"] == ""
+        assert answers_its_clause(question, airline.content)
+        assert not answers_its_clause(question, "The Tessaly Group was dissolved in 1995.")
+
     def test_a_date_is_no_bridge_to_cross(self):
         # "the public beta of Quorra" is answered by a date: nothing to ask further of, the direct reading stands.
         document = kb_document("quorra", "Quorra was released publicly as a beta in May 2015.", 0.6, title="Quorra")
