@@ -48,9 +48,10 @@ class ChainReading:
         """The question answered hop by hop through its descriptions (`question_chain.decompose`): the innermost
         description asked first as a question of its own, its short answer (the bridge) put in its place, and so on
         up to MAX_HOPS links; the last question's short answer is the answer. Each link is rated by the fitted
-        confidence as the single-hop answer it is, and the chain is as sure as its weakest link. None when the
-        question holds no description, a hop finds no new name, or the last link is not a sentence of its own that
-        names the bridge it crossed."""
+        confidence as the single-hop answer it is, and the chain is as sure as its weakest link (the hop that found
+        the last bridge read as sure as the last link when that is read from the bridge's own text, `_own_text`).
+        None when the question holds no description, a hop finds no new name, or the last link is not a sentence of
+        its own that names the bridge it crossed."""
         found = self._hops(query, documents)
         if found is None:
             return None
@@ -115,8 +116,14 @@ class ChainReading:
             return None  # the answer is the bridge again (`_mostly_bridge`), or its sentence does not name the bridge
         if last["sentence"] in {link["sentence"] for link in links}:
             return None  # one sentence answers the whole question: no chain to state
+        # The hop that found the last bridge is as sure as the last link when that link is read from the bridge's own
+        # text: a chunk whose title is the bridge, ranked for the whole question before any bridge was known (not
+        # one a per-hop retrieval fetched for it). The sources about the bridge were found by the question's own words
+        # and say what it asks of the bridge; the hop's sentence had only pointed at it ("A number of films, such as
+        # X (1986), Y (2001) ..." for the film shot there in 1986).
+        rated = [*links[:-1], last] if _own_text(last, bridge) else [*links, last]
         links = [*links, last]
-        weakest = min(links, key=lambda link: link["confidence"])
+        weakest = min(rated, key=lambda link: link["confidence"])
         confidence = weakest["confidence"]
         sure = confidence >= self.threshold
         chain = [cite_sentence(link["sentence"], link["number"]) for link in links]
@@ -205,6 +212,8 @@ class ChainReading:
         number = next(position for position, document in enumerate(documents, 1) if document is chunk)
         return {
             "title": str((chunk.meta or {}).get("source_title") or ""),
+            # Ranked for the whole question, not fetched by a per-hop retrieval (`HopRetriever` marks those).
+            "ranked": not isinstance((chunk.meta or {}).get("hop"), dict),
             "span": part["short_answer"],
             "confidence": part["short_answer_confidence"],
             "features": part["features"],
@@ -239,7 +248,7 @@ def answers_its_clause(question: str, sentence: str) -> bool:
     possessive ("the machinery of X", "X's father") names no event of its own: a sentence about the described thing
     may say what is asked of it in other words ("driven by water" for what turned it), so it is never read so."""
     cut = decompose(question)
-    if cut is None or not any(token.dep_ in CLAUSE_DEPS for token in parse_syntax(cut.hop)):
+    if cut is None or not (cut.clause or any(token.dep_ in CLAUSE_DEPS for token in parse_syntax(cut.hop))):
         return False
     rest = frozenset(terms(f"{cut.before} {cut.after}")) - frozenset(terms(cut.hop))
     # A rest asking nothing the description does not ("Who owns the company that owns X?") tells nothing: a sentence
@@ -273,6 +282,13 @@ def _names_bridge(last: dict[str, Any], bridge: frozenset[str]) -> bool:
         return True
     opens = _PERSONAL_START.match(last["sentence"].lstrip()) is not None
     return opens and bool(bridge) and bridge <= terms_of(DISAMBIGUATION.sub("", last.get("title") or ""))
+
+
+def _own_text(last: dict[str, Any], bridge: frozenset[str]) -> bool:
+    """Whether a chain's last link is read from the bridge's own text: a chunk ranked for the whole question whose
+    title (its disambiguation in brackets aside) is the bridge's name, no more and no less."""
+    title = terms_of(DISAMBIGUATION.sub("", last.get("title") or ""))
+    return bool(bridge) and title == bridge and bool(last.get("ranked"))
 
 
 def is_last_bridge(span: str, links: list[dict[str, Any]]) -> bool:

@@ -15,6 +15,11 @@ drama?"), then the clause of it ("<drama> was filmed in what country?"). A relat
 earlier noun is read as the clause of the noun its relative word follows ("the name of the lake in the region where
 ...").
 
+A contact relative clause, one with no relative word that ends in its stranded preposition ("What currency predated
+the Euro in the country Veltro is from?"), is one the parse breaks (it reads the clause's verb as the question's
+own); it is read from the words' order and tags instead, and asked as a clause of its name ("Veltro is from what
+country?").
+
 Only the question's syntax is read (spaCy's dependency parse): no wording of any question set. A description is not
 cut out when the rest of the question would ask nothing of it: "Who was the president that signed X?" or "What is
 the name of the team that won X?" ask for the described thing itself.
@@ -47,6 +52,12 @@ LIGHT_NOUNS = frozenset({"name", "title", "term", "kind", "type", "sort", "one",
 COPULA_SIDES = frozenset({"attr", "nsubj", "nsubjpass", "acomp"})
 # The parts of speech every description needs (`_description_end`): its noun, and a name to look it up by.
 DESCRIPTION_POS = frozenset({"NOUN", "PROPN"})
+# The tags of a finite verb: a contact clause's own verb ("the country X is from"); after "do" the question's verb is
+# bare ("What does the acronym X stand for?"), general English.
+FINITE_TAGS = frozenset({"VBZ", "VBD", "VBP", "MD"})
+DO_FORMS = frozenset({"do", "does", "did"})
+# What may stand between a contact clause's verb and its stranded preposition ("is part of", "was born in").
+CLAUSE_POS = frozenset({"AUX", "VERB", "ADV", "PART", "NOUN", "ADJ"})
 # Parts of speech that carry what the rest of the question asks of the described thing.
 CONTENT_POS = frozenset({"NOUN", "VERB", "ADJ", "NUM", "PROPN"})
 
@@ -58,6 +69,8 @@ class ChainCut:
     hop: str
     before: str
     after: str
+    # The hop is a clause of its own ("X is part of what company?", `_contact_clause`), an event a sentence states.
+    clause: bool = False
 
     def rest(self, answer: str) -> str:
         """The question again, with the hop's answer in the description's place."""
@@ -116,7 +129,7 @@ def decompose(question: str) -> ChainCut | None:
         before = doc[:left].text_with_ws if left else ""
         after = doc[right - 1].whitespace_ + doc[right:].text if right < len(doc) else ""
         return ChainCut(hop=hop, before=before, after=after)
-    return _asked_in_its_clause(doc, wh, clauses)
+    return _asked_in_its_clause(doc, wh, clauses) or _contact_clause(doc, wh)
 
 
 def _asked_in_its_clause(doc: Any, wh: set[int], clauses: list[Any]) -> ChainCut | None:
@@ -161,6 +174,50 @@ def _asked_in_its_clause(doc: Any, wh: set[int], clauses: list[Any]) -> ChainCut
         if not rest:
             continue
         return ChainCut(hop=hop, before="", after=f"{owner} {rest}?")
+    return None
+
+
+def _contact_clause(doc: Any, wh: set[int]) -> ChainCut | None:
+    """A description by a contact relative clause, one without a relative word, that ends in its stranded
+    preposition: "What currency predated the Euro in the country Veltro is from?", "What year did the company Marrow
+    Air is part of dissolve?". The parse reads the clause's verb as the question's own (there is no relative word to
+    open the clause), so the clause is read from the words' order and tags alone: a lower-case noun after its
+    determiner, a name right after it, a finite verb (a bare one is the question's own verb after "do": "What does
+    the acronym X stand for?") and a preposition with nothing after it, or only the question's closing verb after
+    a "do" before the noun. The hop asks the clause of its name ("Veltro is from what country?"), the rest the
+    question with the hop's answer in the noun phrase's place."""
+    tokens = list(doc)
+    for noun in tokens:
+        i = noun.i
+        if noun.pos_ != "NOUN" or not noun.text.islower() or i == 0 or i + 1 >= len(tokens):
+            continue
+        if noun.lemma_.lower() in LIGHT_NOUNS or noun.i in wh:
+            continue
+        start = _noun_start(noun)
+        if tokens[start].pos_ != "DET" or tokens[i + 1].pos_ != "PROPN":
+            continue
+        verb = next((token for token in tokens[i + 1 :] if token.pos_ != "PROPN"), None)
+        if verb is None or verb.pos_ not in {"AUX", "VERB"} or verb.tag_ not in FINITE_TAGS:
+            continue
+        done = any(token.lower_ in DO_FORMS for token in tokens[:start])
+        for token in tokens[verb.i + 1 :]:
+            if token.pos_ == "ADP":
+                # Nothing after the preposition, or with "do" before the noun only the question's own closing verb.
+                left = [word for word in tokens[token.i + 1 :] if not word.is_punct]
+                if len(left) == int(done):
+                    if wh & set(range(start, token.i + 1)):
+                        return None
+                    outside = [word for word in tokens if not start <= word.i <= token.i]
+                    if not _asks_of(outside, wh):
+                        return None
+                    asked = doc[start + 1 : i + 1].text
+                    hop = f"{doc[i + 1 : token.i + 1].text} what {asked}?"
+                    before = doc[:start].text_with_ws if start else ""
+                    after = token.whitespace_ + doc[token.i + 1 :].text if token.i + 1 < len(tokens) else ""
+                    return ChainCut(hop=f"{hop[:1].upper()}{hop[1:]}", before=before, after=after, clause=True)
+                break
+            if token.pos_ not in CLAUSE_POS:
+                break
     return None
 
 

@@ -4,6 +4,7 @@ part cited, whole sentences only, each once, and an honest abstention."""
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import numpy
 import pytest
@@ -1266,10 +1267,13 @@ class TestChainByDescription:
     )
     QUESTION = "Who directed the film that was shot in or around Brindlemoor in 1979?"
 
-    def test_the_answer_states_the_bridge_and_rates_the_weakest_link(self):
+    @pytest.mark.parametrize("title", ["Ilsa Varga", "Pale Orchard"])
+    def test_the_answer_states_the_bridge_and_rates_the_weakest_link(self, title):
         # A threshold no link reaches: the direct reading is not sure, so the chain is read (and shown unsure).
+        film = kb_document("pale-orchard", self.FILM.content, 0.4, title=title)
+        documents = [self.SHOT, film]
         generator = ExtractiveAnswerGenerator(confidence_threshold=0.999)
-        out = generator.run(query=self.QUESTION, documents=[self.SHOT, self.FILM])
+        out = generator.run(query=self.QUESTION, documents=documents)
         reply = out["replies"][0]
         assert reply.startswith(
             "Several films, such as Pale Orchard (1979), have been shot in or around Brindlemoor [1]. Pale Orchard is "
@@ -1277,14 +1281,14 @@ class TestChainByDescription:
         )
         (part,) = out["parts"]
         assert part["short_answer"] == "Ilsa Varga" and not part["sure"]
-        hop = generator._link(
-            "What is the film that was shot in or around Brindlemoor in 1979?", [self.SHOT, self.FILM]
-        )
-        # The last link as the chain reads it: past the first link's sentence, which says what the bridge is, not
-        # what is asked of it (`_bridge_sentences`); read without that, its rivals and so its rating differ.
-        last = generator._last_link("Who directed Pale Orchard?", [self.SHOT, self.FILM], [hop])
+        (hop,), rest, _, _ = generator._walk_hops(self.QUESTION, documents)
+        last = generator._last_link(rest, documents, [hop])
         assert hop["span"] == "Pale Orchard" and last["span"] == "Ilsa Varga"
-        assert part["short_answer_confidence"] == pytest.approx(min(hop["confidence"], last["confidence"]), abs=1e-4)
+        # Read from a chunk about another thing the chain is as sure as its weakest link; read from the bridge's own
+        # text (its title is the bridge), the hop that found the bridge is as sure as the last link.
+        expected = last["confidence"] if title == "Pale Orchard" else min(hop["confidence"], last["confidence"])
+        assert hop["confidence"] < last["confidence"]
+        assert part["short_answer_confidence"] == pytest.approx(expected, abs=1e-4)
 
     def test_each_link_is_a_sentence_checked_against_its_own_chunk(self):
         # The citation check and the evaluation's sentence split read the chain the same way: one claim per link, each
@@ -1426,6 +1430,24 @@ class TestDirectReadingOfADescription:
         assert not answers_its_clause(question, sentence)
         governor = "Who was governor when the area where Tarrow Ridge Wind Farm is located became a province?"
         assert answers_its_clause(governor, "The Tarrow Ridge Wind Farm is located in Ossel county.")
+
+    def test_a_span_of_a_contact_clause_sentence_is_held_back(self):
+        # "the company Marrow Skyways is part of" is a clause without a relative word (the parse reads "is" as the
+        # question's verb); cut at it, the airline's founding year, read off the sentence that says what the airline
+        # is part of, answers the description, not when that company dissolved: held back, not shown.
+        airline = kb_document(
+            "airline",
+            "Marrow Skyways was formed on 7 May 1988 following the purchase of Orlan Air by the Tessaly Group.",
+            0.6,
+            title="Marrow Skyways",
+        )
+        question = "What year did the company Marrow Skyways is part of dissolve?"
+        out = ExtractiveAnswerGenerator(confidence_threshold=0.0).run(query=question, documents=[airline])
+        (part,) = out["parts"]
+        assert part["short_answer"] == "1988"
+        assert not part["sure"] and part["short_answer_confidence"] is None and out["short_answer"] == ""
+        assert answers_its_clause(question, airline.content)
+        assert not answers_its_clause(question, "The Tessaly Group was dissolved in 1995.")
 
     def test_a_date_is_no_bridge_to_cross(self):
         # "the public beta of Quorra" is answered by a date: nothing to ask further of, the direct reading stands.
@@ -1631,3 +1653,55 @@ def test_a_hop_asking_a_noun_takes_the_name_the_sources_describe_by_that_noun():
     links, _, _, _ = generator._walk_hops(question, [hall, wren])
     assert [link["span"] for link in links] == ["Tobias Wren"]
     assert answer(question, [hall, wren])["parts"][0]["short_answer"] == "harbour cranes"
+
+
+class TestChainReadInTheBridgesOwnText:
+    """A chain's last link read from the bridge's own text (a chunk ranked for the whole question whose title is the
+    bridge) makes the hop that found the bridge as sure as that link: the sources about the bridge say what the
+    question asks of it, where the hop's sentence had only pointed at it among others."""
+
+    FIRST = {
+        "span": "Pale Orchard",
+        "confidence": 0.55,
+        "features": {"score": 1.0},
+        "sentence": "Films such as Pale Orchard (1979) and Grey Tide (1981) were shot in Brindlemoor.",
+        "number": 1,
+        "title": "Brindlemoor",
+        "ranked": True,
+    }
+    LAST = {
+        "span": "Ada Quill",
+        "confidence": 0.9,
+        "features": {"score": 2.0},
+        "sentence": "Pale Orchard is a 1979 film directed by Ada Quill.",
+        "number": 2,
+        "title": "Pale Orchard",
+        "ranked": True,
+    }
+    QUESTION = "Who directed the film that was shot in Brindlemoor in 1979?"
+
+    def chained(self, **last: Any) -> dict[str, Any]:
+        generator = ExtractiveAnswerGenerator(confidence_threshold=0.8)
+        return generator._chained(self.QUESTION, [dict(self.FIRST)], {**self.LAST, **last})
+
+    def test_the_bridges_own_text_rates_its_hop(self):
+        out = self.chained()
+        (part,) = out["parts"]
+        assert part["short_answer"] == "Ada Quill" and part["short_answer_confidence"] == 0.9 and part["sure"]
+        # A disambiguation in brackets is no part of the title's name.
+        assert self.chained(title="Pale Orchard (film)")["parts"][0]["short_answer_confidence"] == 0.9
+
+    @pytest.mark.parametrize(
+        "last",
+        [
+            # A chunk a per-hop retrieval fetched for the bridge would be fetched for a wrong bridge alike.
+            {"ranked": False},
+            # A chunk about something else that names the bridge.
+            {"title": "Pale Orchard Trilogy"},
+            {"title": "Brindlemoor"},
+        ],
+    )
+    def test_other_text_leaves_the_chain_as_sure_as_its_weakest_link(self, last):
+        out = self.chained(**last)
+        (part,) = out["parts"]
+        assert part["short_answer"] == "Ada Quill" and part["short_answer_confidence"] == 0.55 and not part["sure"]

@@ -100,6 +100,19 @@ from components.generation.question_chain import decompose
             "What is the company that acquired GraphQ?",
             "Where was <B> founded?",
         ),
+        # A contact relative clause, with no relative word, ending in its stranded preposition: the parse reads its
+        # verb as the question's own; the hop asks the clause of its name.
+        (
+            "What currency predated the Euro in the country Veltromark is from?",
+            "Veltromark is from what country?",
+            "What currency predated the Euro in <B>?",
+        ),
+        # ... the question's own verb after "did" closing it.
+        (
+            "What year did the company Marrow Skyways is part of dissolve?",
+            "Marrow Skyways is part of what company?",
+            "What year did <B> dissolve?",
+        ),
     ],
 )
 def test_the_innermost_description_is_asked_first(question, hop, rest):
@@ -132,6 +145,9 @@ def test_the_innermost_description_is_asked_first(question, hop, rest):
         # A name's possessive whose noun carries a name of its own says which one it is: nothing to look up first.
         "Where is Quellport's Tarven conference held?",
         "How much did Brindlemoor's Velk Stadium cost?",
+        # A noun with a name in apposition and the question's own bare verb after "does": no clause.
+        "What does the acronym QLX stand for?",
+        "What does the name Quellport mean in Velkish?",
     ],
 )
 def test_a_question_without_a_hop_is_not_cut(question):
