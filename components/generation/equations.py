@@ -1,13 +1,12 @@
 """The names a sentence equates with a noun: "Ada Quill, the chief executive of Corvane", "the chief executive is
 Ada Quill", "Ada Quill, known as the queen of maps", "with Ada Quill as chief executive", "chief executive Ada Quill".
 
-A question that asks about a noun ("Which firm led the round?", "Who is the chief executive of Corvane?") is
-answered by the name its sentence says that noun is. `copular_subject` reads that noun from a copular question (the
-other side of its "be"); `equated_names` reads, from
-the sentence's dependency parse (spaCy), the tokens of every proper name the sentence equates with a noun of that
-lemma. Only general English grammar is read: apposition, the two sides of a copula, an object predicate ("named
-Ada Quill its chief executive"), a predicative "as" ("served as", "appointed X as", "known as", "X as N") and a noun
-used as a title before a name. Nothing names a word of a set.
+A copular question that asks about a noun ("Who is the chief executive of Corvane?") is answered by the name its
+sentence says that noun is. `copular_subject` reads that noun from the question (the other side of its "be");
+`equated_names` reads, from the sentence's dependency parse (spaCy), the tokens of every proper name the sentence
+equates with a noun of that lemma. Only general English grammar is read: apposition, the two sides of a copula, an
+object predicate ("named Ada Quill its chief executive"), a predicative "as" ("served as", "appointed X as", "known
+as", "X as N") and a noun used as a title before a name. Nothing names a word of a set.
 
 Usage:
 ```python

@@ -166,7 +166,9 @@ def fit_standardised(
 
 def standard_scale(matrix: Any, binary_unscaled: bool = False) -> Any:
     """Each column's scale for `fit_standardised`: its standard deviation (1 where it does not vary); with
-    `binary_unscaled`, 1 for a column of only 0 and 1 and twice the standard deviation for the others."""
+    `binary_unscaled`, 1 for a column of only 0 and 1 and twice that scale for the others (2 where one does not vary).
+    A yes/no feature absent on some rows and filled with its mean before the fit is no longer 0 and 1 only, so it is
+    scaled as a measured one."""
     import numpy as np
 
     spread = matrix.std(axis=0)

@@ -323,8 +323,9 @@ def habitual(token: Any) -> bool:
 
 def _conjunct_happened(verb: Any) -> bool:
     """True when a later verb coordinated with `verb`, sharing its subject (none of its own), is told as having
-    happened: with an auxiliary or in the past ("the store sells films and has begun to sell games", "Vexa makes
-    lenses and opened a plant"). The subject then takes part in that conjunct's event, not only in a habit."""
+    happened: in the past or the present perfect (`tells_past`: "the store sells films and has begun to sell games",
+    "Vexa makes lenses and opened a plant"; not "is selling games"). The subject then takes part in that conjunct's
+    event, not only in a habit."""
     for other in verb.conjuncts:
         if other.i < verb.i or other.pos_ not in ("VERB", "AUX"):
             continue
