@@ -3,7 +3,10 @@ labelled question sets, chooses its threshold on the check half, and writes the 
 
 The sets are captures of the answer step (`research eval QUESTIONS.jsonl --capture FILE`): each question's ranked
 chunks, analysis and gold answers. The answer step is replayed on them; every part with a short answer is a row,
-labelled right when its token F1 with a gold answer is at least 0.5.
+labelled right when its token F1 with a gold answer is at least 0.5. A question of several parts has one set of gold
+answers for all of them, so each gold answer makes at most one part right: the part whose short answer matches it
+best (`part_labels`); without that every part that repeats one gold answer would teach the `parts` feature that it is
+right.
 
 Halves (the same for every set of a kind): a set named `squad*` splits by article (ids `squad-AA-...`: articles 0-11
 tune, the rest check); `hotpotqa*` and `musique*` by position in their question file (0-19 tune, the rest check);
@@ -37,16 +40,32 @@ TARGET_PRECISION = 0.9
 MIN_SHOWN = 20  # the threshold is chosen where at least this many check-half headlines are shown
 
 
+def part_labels(short_answers: Sequence[str], answers: Sequence[str]) -> list[bool]:
+    """Right / wrong of each short answer of one question's parts against the question's gold answers. One part: right
+    when its token F1 with a gold answer is at least 0.5. Several parts: each gold answer makes at most one part right,
+    the part whose short answer has the best token F1 with it (the earlier part on a tie), when that F1 is at least
+    0.5; the other parts are wrong for the fit (the evaluation's scores still count any match: `selective`)."""
+    if len(short_answers) < 2:
+        return [metrics.token_f1(short, answers) >= 0.5 for short in short_answers]
+    right = [False] * len(short_answers)
+    for answer in answers:
+        f1s = [metrics.token_f1(short, [answer]) for short in short_answers]
+        best = max(range(len(f1s)), key=lambda index: (f1s[index], -index))
+        right[best] = right[best] or f1s[best] >= 0.5
+    return right
+
+
 def labelled_rows(records: Sequence[dict[str, Any]]) -> tuple[list[dict[str, float]], list[bool]]:
-    """The features and right/wrong label of every part with a short answer."""
+    """The features and right/wrong label (`part_labels`) of every part with a short answer."""
     rows, labels = [], []
     for record in records:
         if not record["answers"]:
             continue
-        for part in record["parts"]:
-            if part["short_answer"] and part.get("features"):
+        parts = [part for part in record["parts"] if part["short_answer"]]
+        for part, right in zip(parts, part_labels([p["short_answer"] for p in parts], record["answers"]), strict=True):
+            if part.get("features"):
                 rows.append(part["features"])
-                labels.append(metrics.token_f1(part["short_answer"], record["answers"]) >= 0.5)
+                labels.append(right)
     return rows, labels
 
 
