@@ -60,13 +60,22 @@ def _predicated(verb: Any) -> list[Any]:
     return [verb.head] if verb.dep_ in {"acl", "relcl"} else []
 
 
-def _predicates(verb: Any) -> list[Any]:
-    """The object predicates of `verb` and the objects of its predicative "as"."""
-    found = [child for child in verb.children if child.dep_ == "oprd"]
+def predicates(verb: Any) -> list[Any]:
+    """The object predicates of `verb` and the objects of its predicative "as", in the sentence's order."""
+    found = []
     for child in verb.children:
-        if child.dep_ == "prep" and child.lower_ == "as":
+        if child.dep_ == "oprd":
+            found.append(child)
+        elif child.dep_ == "prep" and child.lower_ == "as":
             found += [grandchild for grandchild in child.children if grandchild.dep_ == "pobj"]
     return found
+
+
+def naming_clauses(noun: Any) -> list[Any]:
+    """The verbs of the clauses that may name the token `noun`: the passive it is the subject of ("the chief
+    executive is known as Ada Quill") and the clauses that modify it ("a firm called Corvane")."""
+    verbs = [noun.head] if noun.dep_ == "nsubjpass" else []
+    return [*verbs, *(child for child in noun.children if child.dep_ in {"acl", "relcl"})]
 
 
 def _equated_tokens(noun: Any) -> list[Any]:
@@ -85,9 +94,8 @@ def _equated_tokens(noun: Any) -> list[Any]:
     if noun.dep_ == "oprd":
         found += _predicated(head)  # "named Ada Quill its chief executive", "Ada Quill was named chief executive"
     # "the chief executive is known as Ada Quill", "a firm called Corvane": what a clause on the noun names it.
-    verbs = [head] if noun.dep_ == "nsubjpass" else []
-    for verb in [*verbs, *(child for child in noun.children if child.dep_ in {"acl", "relcl"})]:
-        found += _predicates(verb)
+    for verb in naming_clauses(noun):
+        found += predicates(verb)
     return [token for token in found if token.i != noun.i]
 
 

@@ -26,6 +26,7 @@ from spacy.tokens import Span
 
 from components.generation.answer_scoring import AnswerScoring
 from components.generation.answer_sentences import Sentence, share_of, terms_of
+from components.generation.equations import naming_clauses, predicates
 from components.generation.question_analysis import LIGHT_NOUNS, PLACE_LABELS, WH_WORDS, YES_NO_STARTS, QuestionPart
 from components.generation.question_gap import (
     KIND_OF,
@@ -291,14 +292,9 @@ def equated_with(doc: Any, focus: str) -> dict[int, int]:
             other = "attr" if token.dep_ == "nsubj" else "nsubj"
             found.update((child.i, token.i) for child in token.head.children if child.dep_ == other)
         # A naming verb equates too: "the teacher is known as a guru", "a technique called X", "which is named X".
-        verbs = [token.head] if token.dep_ == "nsubjpass" else []
-        for verb in [*verbs, *(child for child in token.children if child.dep_ in {"acl", "relcl"})]:
+        for verb in naming_clauses(token):
             if verb.lemma_ in NAMING_VERBS:
-                for child in verb.children:
-                    if child.dep_ == "oprd":
-                        found[child.i] = token.i
-                    elif child.dep_ == "prep" and child.lower_ == "as":
-                        found.update((name.i, token.i) for name in child.children if name.dep_ == "pobj")
+                found.update((name.i, token.i) for name in predicates(verb))
     return found
 
 
