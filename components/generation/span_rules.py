@@ -26,7 +26,7 @@ from spacy.tokens import Span
 
 from components.generation.answer_scoring import AnswerScoring
 from components.generation.answer_sentences import Sentence, share_of, terms_of
-from components.generation.equations import naming_clauses, predicates
+from components.generation.equations import copular_subject, naming_clauses, predicates
 from components.generation.question_analysis import LIGHT_NOUNS, PLACE_LABELS, WH_WORDS, YES_NO_STARTS, QuestionPart
 from components.generation.question_gap import (
     KIND_OF,
@@ -197,7 +197,7 @@ def phrase_span(
     equated = equated_with(doc, part.focus) if part.focus not in {"", "?"} and scoring.on("equated") else {}
     if not equated and scoring.on("equated"):
         # "What was the total revenue of X?": the phrase the sentence equates that noun with, or gives as what it does.
-        subject = _copular_subject(part.text)
+        subject = copular_subject(part.text)
         equated = equated_with(doc, subject) or _complements(doc, subject) if subject else {}
     # A noun of the asked kind that the sentence equates with another phrase only describes what that phrase names,
     # unless the question names that phrase ("What kind of company is X?" -> "X, a postal company").
@@ -332,19 +332,6 @@ def _close_after(noun: Any, child: Any) -> bool:
     return start > noun.i and not any(token.is_punct for token in noun.doc[noun.i + 1 : start])
 
 
-def _copular_subject(question: str) -> str:
-    """The lemma of the noun a copular question asks about ("What was the total GDP of X in 2010?" -> "gdp"): the
-    wh-word is one side of "be" and that noun the other; empty for any other question."""
-    doc = parse_syntax(" ".join(question.split()))
-    wh = next((token for token in doc if token.lower_ in WH_PHRASE_WORDS), None)
-    if wh is None or wh.dep_ not in {"attr", "nsubj"} or wh.head.lemma_ != "be":
-        return ""
-    # The other side of "be" ("Who is the largest employer?" may read both sides as its complement).
-    sides = [child for child in wh.head.children if child.dep_ in {"nsubj", "attr"} and child.i != wh.i]
-    noun = next((child for child in sides if child.pos_ in {"NOUN", "PROPN"}), None)
-    return noun.lemma_.lower() if noun is not None and noun.lemma_.lower() not in LIGHT_NOUNS else ""
-
-
 def _complements(doc: Any, noun: str) -> dict[int, int]:
     """The heads of what a noun of lemma `noun` does as a subject ("Total revenue ... amounted to 40 million crowns" ->
     "crowns"): its verb's object or complement, or the object of a preposition of that verb after it; each mapped to
@@ -435,7 +422,7 @@ def ranked_answer_span(
     filled = phrase_tokens(gap) if gap is not None else set()
     if part.kind == "who" and not filled and scoring.on("equated"):
         # "Who is the primary operator?" -> "Stagecoach is the primary operator": the name equated with its noun.
-        subject = _copular_subject(part.text)
+        subject = copular_subject(part.text)
         filled = set(equated_with(doc, subject)) if subject else set()
     if part.focus not in {"", "?"} and not filled and scoring.on("equated"):
         # "Which firm led the round?" -> "led by Brightwater, the firm of Ada Quill": the name the sentence equates
