@@ -62,12 +62,9 @@ FOUND_FEATURES = (
 # over the best other candidate (absent for a span it does not read: a chain, a verdict, a stretch, a chunk's
 # subject; an absent feature reads as its mean).
 SPAN_FEATURES = ("span_probability", "span_margin")
-# Whether the short answer is, in WordNet, a kind or an instance of the noun a "which N" / "what N" part asks for, or
-# a noun WordNet knows of another kind (`span_choice.span_kind`; 0 and 0 without a noun asked or a span read).
-NOUN_FEATURES = ("span_noun_kind", "span_noun_not_kind")
 # Every feature a model may read: those, and whether the sentence answers and the span is its answer
 # (`answer_evidence.evidence_features`).
-FEATURES = FOUND_FEATURES + EVIDENCE_FEATURES + SPAN_FEATURES + NOUN_FEATURES
+FEATURES = FOUND_FEATURES + EVIDENCE_FEATURES + SPAN_FEATURES
 
 
 def part_features(

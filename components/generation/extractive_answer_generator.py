@@ -55,7 +55,6 @@ from components.generation.span_choice import (
     choose_span,
     rate_span,
     rated_candidates,
-    span_kind,
     switch_span,
 )
 from components.generation.span_rules import (
@@ -598,9 +597,6 @@ class ExtractiveAnswerGenerator(InitParameterSerialization, ChainReading):
                     model=self._model,
                     cache=self._meaning,
                 )
-                read = how in {"entity", "role", "phrase"}
-                kind, other = span_kind(sentence.text, part.focus, text) if read else (0.0, 0.0)
-                features |= {"span_noun_kind": kind, "span_noun_not_kind": other}
                 if position in span_stats:  # absent otherwise: the confidence reads an unread span's as the mean
                     probability, margin = span_stats[position]
                     features |= {"span_probability": probability, "span_margin": margin}

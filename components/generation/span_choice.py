@@ -57,7 +57,6 @@ from components.generation.question_gap import (
     question_gap,
     term_of,
 )
-from components.text import wordnet
 from components.text.analyzer import terms
 from components.text.language import VALUE_LABELS, parse, parse_question
 
@@ -129,12 +128,7 @@ FEATURES = (
     # The question's words near the candidate, and the preposition the question puts before its wh-phrase.
     "window_terms",  # share of the question's terms within WINDOW words (answer_evidence) either side of it, outside it
     "prep_match",  # its head is the object of that preposition ("in" of "In what year ...?")
-    # The asked noun ("Which city ...?", "What instrument ...?") read through WordNet (`asked_kind`).
-    "noun_kind",  # the candidate, as a name, or its head is a kind or an instance of that noun
-    "noun_not_kind",  # WordNet knows the candidate or its head as a noun, and neither is a kind of that noun
 )
-# How many hypernym (or instance) steps WordNet may climb from a candidate to the asked noun for `noun_kind`.
-KIND_STEPS = 3
 
 
 @dataclass(frozen=True)
@@ -580,8 +574,6 @@ def _features(
                 f["gap_held"] = float(start <= filler < end)
             near = {first_terms[i] for i in outside if start - WINDOW <= i < end + WINDOW}
             f["window_terms"] = len(near) / asked_terms
-            if context.focus:
-                f["noun_kind"], f["noun_not_kind"] = asked_kind(reading.doc[start:end], context.focus)
             if context.preposition:
                 f["prep_match"] = float(facts.root_dep == "pobj" and reading.lemmas[facts.head] == context.preposition)
         for flag, value in context.flags.items():
@@ -599,40 +591,6 @@ def _features(
         f["q_person_x_list"] = f["q_person"] * f["from_list"]
         out.append(f)
     return out
-
-
-def asked_kind(span: Any, noun: str, steps: int = KIND_STEPS) -> tuple[float, float]:
-    """Whether the candidate `span` (its parsed tokens) is, in WordNet, a kind or an instance of the asked `noun`
-    (within `steps` hypernym or instance steps): the candidate as a name ("Toulouse", "the Rhine": an instance) or,
-    when its head is no proper noun, its head word ("violin" of "a violin" for "instrument"). (1, 0) when it is;
-    (0, 1) when WordNet knows the name or the head as a noun and neither is; (0, 0) when WordNet knows neither or
-    not the asked noun, when the candidate is headed by no noun, or when it is the asked noun itself (a phrase headed
-    by it says nothing of its kind: `focus_head` reads it)."""
-    if not wordnet.synsets(noun, wordnet.NOUN):
-        return 0.0, 0.0
-    words = [token for token in span if token.dep_ not in _EDGE_DEPS and not token.is_punct]
-    name = " ".join(token.text for token in words)
-    head = span.root.lemma_.lower()
-    if span.root.pos_ not in {"NOUN", "PROPN"} or head == noun or not name or name.lower() == noun:
-        return 0.0, 0.0
-    # A proper name is read whole ("Ada Quill" is no quill); a common noun's phrase by its head as well.
-    read = (name,) if span.root.pos_ == "PROPN" else (name, head)
-    forms = [form for form in dict.fromkeys(read) if wordnet.synsets(form, wordnet.NOUN)]
-    if not forms:
-        return 0.0, 0.0
-    if any(wordnet.noun_steps(form, noun, steps) is not None for form in forms):
-        return 1.0, 0.0
-    return 0.0, 1.0
-
-
-def span_kind(sentence: str, focus: str, span: str) -> tuple[float, float]:
-    """`asked_kind` of the short answer `span` found in `sentence` against the asked noun `focus`; (0, 0) without a
-    noun asked or when the span is not in the sentence's parse."""
-    if not focus or focus == "?" or not sentence or not span:
-        return 0.0, 0.0
-    doc = _reading(sentence).doc
-    place = _locate(doc, span)
-    return asked_kind(doc[place[0] : place[1]], focus) if place is not None else (0.0, 0.0)
 
 
 # The conditions a question's own form sets on its answer, each in general grammar (`asked_form`): a "how many N" part

@@ -543,17 +543,3 @@ def test_a_form_check_leaves_the_candidates_when_none_keeps_it_or_the_question_a
     # A kind is said before its noun: not by the noun with a phrase after it.
     kinds = eligible("What kind of mill is Harrow Works?", "Harrow Works is an example of a paper mill in Pell.")
     assert kinds["paper mill"] and not kinds["paper mill in Pell"] and not kinds["Pell"]
-
-
-def test_the_asked_noun_read_through_wordnet_marks_a_candidate_of_its_kind_or_of_another() -> None:
-    sentence = "In 1904 Ada Quill played the violin at a concert in Toulouse."
-    city = _features("Which city did Ada Quill visit?", sentence)
-    # Toulouse is an instance of a city; a violin is a noun WordNet knows, of another kind; an invented name is unknown.
-    assert city["Toulouse"]["noun_kind"] == 1.0 and city["Toulouse"]["noun_not_kind"] == 0.0
-    assert city["violin"]["noun_kind"] == 0.0 and city["violin"]["noun_not_kind"] == 1.0
-    assert city["Ada Quill"]["noun_kind"] == city["Ada Quill"]["noun_not_kind"] == 0.0
-    instrument = _features("What instrument did Ada Quill play?", sentence)
-    assert instrument["violin"]["noun_kind"] == 1.0 and instrument["Toulouse"]["noun_not_kind"] == 1.0
-    # A question that names no noun reads neither.
-    who = _features("Who played the violin?", sentence)
-    assert all(row["noun_kind"] == row["noun_not_kind"] == 0.0 for row in who.values())
