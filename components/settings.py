@@ -183,8 +183,18 @@ class Settings(BaseSettings):
 
     # An optional setting left empty in the environment or .env is not set.
     @field_validator(
-        "database_url", "milvus_token", "qdrant_api_key", "openai_api_key", "api_token", "zep_api_url", "zep_api_key",
-        "tool_profiles_file", "workspace_dir", "firecrawl_api_key", "firecrawl_api_url", mode="before",
+        "database_url",
+        "milvus_token",
+        "qdrant_api_key",
+        "openai_api_key",
+        "api_token",
+        "zep_api_url",
+        "zep_api_key",
+        "tool_profiles_file",
+        "workspace_dir",
+        "firecrawl_api_key",
+        "firecrawl_api_url",
+        mode="before",
     )
     @classmethod
     def _empty_is_none(cls, value: object) -> object:

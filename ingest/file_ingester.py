@@ -33,8 +33,13 @@ class FileIngester:
     ```
     """
 
-    def __init__(self, document_store: Any = None, collection: str | None = None, force: bool = False,
-                 document_field: str | None = None) -> None:
+    def __init__(
+        self,
+        document_store: Any = None,
+        collection: str | None = None,
+        force: bool = False,
+        document_field: str | None = None,
+    ) -> None:
         if collection is not None and (not isinstance(collection, str) or not collection.strip()):
             raise ValueError("collection must be a non-empty name, or None for the settings' KB_COLLECTION")
         if not isinstance(force, bool):

@@ -129,17 +129,29 @@ def _synthetic_base(store: Any, n_chunks: int, out: Out, seed: int = 7) -> None:
                 text, spans = _join_sentences(rng.sample(sentences, k=min(6, len(sentences))))
                 vector = noisy(base_vectors[base])
                 sentence_vectors = noisy(pool[np_rng.integers(0, len(pool), size=len(spans))])
-            records.append(ChunkRecord(
-                chunk_id=f"{doc_id}:{index}", document_id=doc_id, chunk_index=index, text=text, embedding=vector,
-                metadata={SENTENCE_SPANS_KEY: [[start, end] for start, end in spans],
-                          SENTENCE_TERMS_KEY: sentence_terms_record(text, spans)},
-                sentence_spans=list(spans),
-                sentence_embeddings=sentence_vectors,
-                term_counts=term_counts(f"{title}\n{text}"),
-            ))
+            records.append(
+                ChunkRecord(
+                    chunk_id=f"{doc_id}:{index}",
+                    document_id=doc_id,
+                    chunk_index=index,
+                    text=text,
+                    embedding=vector,
+                    metadata={
+                        SENTENCE_SPANS_KEY: [[start, end] for start, end in spans],
+                        SENTENCE_TERMS_KEY: sentence_terms_record(text, spans),
+                    },
+                    sentence_spans=list(spans),
+                    sentence_embeddings=sentence_vectors,
+                    term_counts=term_counts(f"{title}\n{text}"),
+                )
+            )
         document = DocumentRecord(
-            document_id=doc_id, title=title, source=f"bench://{doc_id}", doc_type="txt",
-            content_hash=hashlib.sha256(doc_id.encode()).hexdigest(), text="",
+            document_id=doc_id,
+            title=title,
+            source=f"bench://{doc_id}",
+            doc_type="txt",
+            content_hash=hashlib.sha256(doc_id.encode()).hexdigest(),
+            text="",
             date=dt.date(2000, 1, 1) + dt.timedelta(days=doc_index % 9000),
         )
         store.upsert_document(document, records)
@@ -161,7 +173,7 @@ def bench_questions(n_queries: int = 60) -> list[str]:
     for sentence in rng.sample(sentences, k=min(n_queries, len(sentences))):
         words = sentence.rstrip(".").split()
         start = rng.randint(0, max(0, len(words) - 6))
-        queries.append("What about " + " ".join(words[start:start + 6]) + "?")
+        queries.append("What about " + " ".join(words[start : start + 6]) + "?")
     return queries
 
 
@@ -218,10 +230,13 @@ def bench_queries(out: Out, n_chunks: int = 10_000, n_queries: int = 60) -> dict
     floor_p50, floor_p95 = percentile(floor_ms, 50, empty=math.nan), percentile(floor_ms, 95, empty=math.nan)
     full_p50, full_p95 = percentile(full_ms, 50, empty=math.nan), percentile(full_ms, 95, empty=math.nan)
     ratio = full_p50 / floor_p50 if floor_p50 else float("inf")
-    out(f"floor (query embedding + dense top {dense_limit} + keyword top {keyword_limit}), {len(queries)} queries: "
-        f"p50 {floor_p50:.1f} ms, p95 {floor_p95:.1f} ms")
-    out(f"research pipeline (kb dense + keyword, fusion, ranking, answer): "
-        f"p50 {full_p50:.1f} ms, p95 {full_p95:.1f} ms")
+    out(
+        f"floor (query embedding + dense top {dense_limit} + keyword top {keyword_limit}), {len(queries)} queries: "
+        f"p50 {floor_p50:.1f} ms, p95 {floor_p95:.1f} ms"
+    )
+    out(
+        f"research pipeline (kb dense + keyword, fusion, ranking, answer): p50 {full_p50:.1f} ms, p95 {full_p95:.1f} ms"
+    )
     out(f"research p50 / floor p50: {ratio:.2f} (target <= 1.50) {'PASS' if ratio <= 1.5 else 'FAIL'}")
     return {
         "chunks": n_chunks,

@@ -69,15 +69,25 @@ def _research(argv: list[str], env: dict[str, str], python_flags: tuple[str, ...
     started = time.perf_counter()
     done = subprocess.run(
         [sys.executable, *python_flags, "-m", "pipelines.cli", *argv],
-        capture_output=True, text=True, env=env, cwd=ROOT, timeout=600,
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=ROOT,
+        timeout=600,
     )
     wall = time.perf_counter() - started
     done.cpu_s = _children_cpu_s() - cpu_before
     return wall, done
 
 
-def _timed(name: str, argv: list[str], env: dict[str, str], runs: int, out: Out,
-           check: Callable[[Any], str | None] | None = None) -> dict[str, Any]:
+def _timed(
+    name: str,
+    argv: list[str],
+    env: dict[str, str],
+    runs: int,
+    out: Out,
+    check: Callable[[Any], str | None] | None = None,
+) -> dict[str, Any]:
     seconds, cpu = [], []
     for _ in range(runs):
         wall, done = _research(argv, env)
@@ -90,10 +100,18 @@ def _timed(name: str, argv: list[str], env: dict[str, str], runs: int, out: Out,
     median = statistics.median(seconds)
     target = TARGETS_S.get(name)
     verdict = "" if target is None else (" ok" if median <= target else " MISSED")
-    out(f"  {name:<11} median {median:6.2f} s of {runs} runs {seconds}; CPU median {statistics.median(cpu):.2f} s"
-        + (f"  target <= {target} s{verdict}" if target else ""))
-    return {"seconds": seconds, "median_s": median, "cpu_seconds": cpu, "cpu_median_s": statistics.median(cpu),
-            "target_s": target, "pass": target is None or median <= target}
+    out(
+        f"  {name:<11} median {median:6.2f} s of {runs} runs {seconds}; CPU median {statistics.median(cpu):.2f} s"
+        + (f"  target <= {target} s{verdict}" if target else "")
+    )
+    return {
+        "seconds": seconds,
+        "median_s": median,
+        "cpu_seconds": cpu,
+        "cpu_median_s": statistics.median(cpu),
+        "target_s": target,
+        "pass": target is None or median <= target,
+    }
 
 
 def help_import_seconds(env: dict[str, str]) -> float:
@@ -113,7 +131,10 @@ def _start_server(port: int, env: dict[str, str], log_path: Path, timeout_s: flo
     log = log_path.open("wb")
     process = subprocess.Popen(
         [sys.executable, "-m", "pipelines.cli", "serve", "--host", "127.0.0.1", "--port", str(port)],
-        env=env, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
+        env=env,
+        cwd=ROOT,
+        stdout=log,
+        stderr=subprocess.STDOUT,
     )
     log.close()
     token = env.get("API_TOKEN")
@@ -189,12 +210,16 @@ def bench_cli(out: Out, question: str = DEFAULT_QUESTION, runs: int = 3, work_di
     finally:
         stop_server(server)
     results["warm_in_process"] = warm_in_process(question, max(runs, 5))
-    out(f"  warm question in this process: median {results['warm_in_process']['median_s']:.3f} s "
-        f"{results['warm_in_process']['seconds']}")
+    out(
+        f"  warm question in this process: median {results['warm_in_process']['median_s']:.3f} s "
+        f"{results['warm_in_process']['seconds']}"
+    )
     warm = results["warm_in_process"]["median_s"]
     results["ask_server_vs_warm"] = round(results["ask_server"]["median_s"] / warm, 2) if warm else None
-    out(f"  ask with the server / warm in-process question: {results['ask_server_vs_warm']}x "
-        "(the server's process start and HTTP round trip over the question itself)")
+    out(
+        f"  ask with the server / warm in-process question: {results['ask_server_vs_warm']}x "
+        "(the server's process start and HTTP round trip over the question itself)"
+    )
     results["pass"] = all(results[key]["pass"] for key in TARGETS_S)
     return results
 

@@ -122,27 +122,41 @@ def bench_hostile(out: Callable[[str], None], duration_s: float = 90.0, budget_s
     with EndlessUpstream() as upstream, tempfile.TemporaryDirectory(prefix="bench-hostile-") as folder:
         env = dict(os.environ)
         env.update(
-            FIRECRAWL_API_URL=upstream.base_url, FIRECRAWL_API_KEY="fc-bench-key",
-            ARXIV_API_URL=f"{upstream.base_url}/api/query", ARXIV_MIN_INTERVAL_S="0",
-            MEMORY_BACKEND="zep", ZEP_API_URL=upstream.base_url, ZEP_API_KEY="zep-bench-key",
-            GENERATOR="openai", OPENAI_BASE_URL=f"{upstream.base_url}/v1", OPENAI_API_KEY="sk-bench-key",
-            QUESTION_BUDGET_S=f"{budget_s:g}", KB_COLLECTION=f"bench_hostile_{uuid.uuid4().hex[:6]}",
-            HAYHOOKS_STARTUP_DEPLOY_STRATEGY="sequential", HF_HUB_OFFLINE="1",
+            FIRECRAWL_API_URL=upstream.base_url,
+            FIRECRAWL_API_KEY="fc-bench-key",
+            ARXIV_API_URL=f"{upstream.base_url}/api/query",
+            ARXIV_MIN_INTERVAL_S="0",
+            MEMORY_BACKEND="zep",
+            ZEP_API_URL=upstream.base_url,
+            ZEP_API_KEY="zep-bench-key",
+            GENERATOR="openai",
+            OPENAI_BASE_URL=f"{upstream.base_url}/v1",
+            OPENAI_API_KEY="sk-bench-key",
+            QUESTION_BUDGET_S=f"{budget_s:g}",
+            KB_COLLECTION=f"bench_hostile_{uuid.uuid4().hex[:6]}",
+            HAYHOOKS_STARTUP_DEPLOY_STRATEGY="sequential",
+            HF_HUB_OFFLINE="1",
             # Every question must reach the upstreams: no breaker pauses a failing source during the run.
-            BREAKER_FAILURES="100", BREAKER_COOLDOWN_S="0",
+            BREAKER_FAILURES="100",
+            BREAKER_COOLDOWN_S="0",
         )
         env.pop("API_TOKEN", None)
         log_path = Path(folder) / "serve.log"
         with log_path.open("wb") as log:
             server = subprocess.Popen(
                 [sys.executable, "-m", "pipelines.cli", "serve", "--host", "127.0.0.1", "--port", str(port)],
-                env=env, stdout=log, stderr=subprocess.STDOUT,
+                env=env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
             )
         try:
             _wait_until_up(server, base, log_path)
             with httpx.Client(base_url=base, timeout=budget_s * 4 + 30) as client:
-                question = {"question": "What did the survey find about retrieval?", "sources": ["all"],
-                            "session_id": "bench-hostile"}
+                question = {
+                    "question": "What did the survey find about retrieval?",
+                    "sources": ["all"],
+                    "session_id": "bench-hostile",
+                }
                 warm = client.post("/research/run", json=question)  # loads the models; upstreams already endless
                 out(f"warm-up question: HTTP {warm.status_code}")
                 time.sleep(2.0)
@@ -187,21 +201,35 @@ def bench_hostile(out: Callable[[str], None], duration_s: float = 90.0, budget_s
     ratio = peak[0] / idle
     seconds.sort()
     results = {
-        "duration_s": duration_s, "question_budget_s": budget_s, "questions": len(seconds), "answered": answered,
-        "http_codes": codes, "p50_s": seconds[len(seconds) // 2] if seconds else None,
-        "max_s": seconds[-1] if seconds else None, "upstream_requests": requests, "upstream_sent_mb": sent_mb,
+        "duration_s": duration_s,
+        "question_budget_s": budget_s,
+        "questions": len(seconds),
+        "answered": answered,
+        "http_codes": codes,
+        "p50_s": seconds[len(seconds) // 2] if seconds else None,
+        "max_s": seconds[-1] if seconds else None,
+        "upstream_requests": requests,
+        "upstream_sent_mb": sent_mb,
         "upstream_bodies_open_after": still_open,
-        "idle_rss_mb": idle, "peak_rss_mb": peak[0], "end_rss_mb": after, "peak_to_idle": ratio,
-        "target": f"< {TARGET_RATIO}x", "statuses_seen": sorted(messages),
+        "idle_rss_mb": idle,
+        "peak_rss_mb": peak[0],
+        "end_rss_mb": after,
+        "peak_to_idle": ratio,
+        "target": f"< {TARGET_RATIO}x",
+        "statuses_seen": sorted(messages),
         "pass": ratio < TARGET_RATIO and still_open == 0,
     }
     out(f"questions {len(seconds)} (HTTP {codes}), answer p50 {results['p50_s']:.2f} s, max {results['max_s']:.2f} s")
-    out(f"upstreams: {requests} requests, {sent_mb:,.0f} MB sent; {still_open} bodies still being read 2 s after the "
-        "last answer")
+    out(
+        f"upstreams: {requests} requests, {sent_mb:,.0f} MB sent; {still_open} bodies still being read 2 s after the "
+        "last answer"
+    )
     for message in sorted(messages):
         out(f"  {message}")
-    out(f"RSS: idle {idle:.0f} MB, peak {peak[0]:.0f} MB ({ratio:.2f}x, target < {TARGET_RATIO}x), "
-        f"at the end {after:.0f} MB -> {'PASS' if results['pass'] else 'FAIL'}")
+    out(
+        f"RSS: idle {idle:.0f} MB, peak {peak[0]:.0f} MB ({ratio:.2f}x, target < {TARGET_RATIO}x), "
+        f"at the end {after:.0f} MB -> {'PASS' if results['pass'] else 'FAIL'}"
+    )
     return results
 
 

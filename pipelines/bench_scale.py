@@ -133,9 +133,11 @@ def _keyword_reference(kb: Any, base: ScaleBase, out: Out) -> Any:
     statistics = kb.term_statistics([])
     if statistics is None or math.isclose(statistics.avg_terms, base.average_terms, rel_tol=1e-9):
         return base
-    out(f"  pgvector: the base's term counts are an earlier analyzer's (average {statistics.avg_terms:.2f} terms a "
+    out(
+        f"  pgvector: the base's term counts are an earlier analyzer's (average {statistics.avg_terms:.2f} terms a "
         f"chunk against {base.average_terms:.2f} today): keyword recall is measured against an exact BM25 over the "
-        "counts it stores; a rebuild counts it again")
+        "counts it stores; a rebuild counts it again"
+    )
     return _stored_counts(kb)
 
 
@@ -162,12 +164,14 @@ def _prepare(corpus: ScaleCorpus, cache: EmbeddingCache, size: int, out: Out) ->
 def _settings_for(backend: str, folder: Path, collection: str) -> Settings:
     """The process's settings with a scale base's backend, local folders and collection: what its knowledge base and
     the catalog measuring it are built with (the process's settings stay as they are)."""
-    return get_settings().model_copy(update={
-        "kb_backend": backend,
-        "milvus_uri": str(folder / "milvus" / "scale.db"),
-        "qdrant_path": folder / "qdrant",
-        "kb_collection": collection,
-    })
+    return get_settings().model_copy(
+        update={
+            "kb_backend": backend,
+            "milvus_uri": str(folder / "milvus" / "scale.db"),
+            "qdrant_path": folder / "qdrant",
+            "kb_collection": collection,
+        }
+    )
 
 
 def _open(settings: Settings) -> Any:
@@ -233,10 +237,16 @@ def _build(
     out(f"  {kb.index.backend}: building indexes…")
     seal(kb, base.vectors[0])
     seal_s = time.monotonic() - started
-    entry = {"chunks": base.size, "real": base.real, "written": total, "write_s": round(write_s, 1),
-             "seal_s": round(seal_s, 1), "chunks_per_s": round(total / max(write_s, 1e-9), 1),
-             # A partial rewrite or a resumed build keeps the first build's time when there was one.
-             "build_s": previous if previous is not None else round(write_s + seal_s, 1)}
+    entry = {
+        "chunks": base.size,
+        "real": base.real,
+        "written": total,
+        "write_s": round(write_s, 1),
+        "seal_s": round(seal_s, 1),
+        "chunks_per_s": round(total / max(write_s, 1e-9), 1),
+        # A partial rewrite or a resumed build keeps the first build's time when there was one.
+        "build_s": previous if previous is not None else round(write_s + seal_s, 1),
+    }
     save(entry)
     out(f"  {kb.index.backend}: {total:,} chunks written in {write_s:.0f} s, indexes in {seal_s:.0f} s")
     return kb, entry
@@ -283,10 +293,13 @@ def _pgvector_alternatives(
     try:
         for ef in EF_SEARCH:
             index.ef_search_min = ef
-            timings, hits = timed([lambda v=v: kb.dense_search(v, TOP_K) for v in vectors],
-                                   [lambda v=v: kb.dense_search(v, TOP_K) for v in vectors[:WARM]])
+            timings, hits = timed(
+                [lambda v=v: kb.dense_search(v, TOP_K) for v in vectors],
+                [lambda v=v: kb.dense_search(v, TOP_K) for v in vectors[:WARM]],
+            )
             result["dense"][f"hnsw ef_search {ef}"] = {
-                **_summary("dense", timings), "recall_at_10": _dense_recall(base, vectors, hits)
+                **_summary("dense", timings),
+                "recall_at_10": _dense_recall(base, vectors, hits),
             }
     finally:
         index.ef_search_min = saved
@@ -319,15 +332,20 @@ def _pgvector_alternatives(
     def in_memory(query: str) -> list[tuple[str, float]]:
         return [(hit.document.id, hit.raw_score) for hit in index.keyword(query, TOP_K)]
 
-    for name, call in (("ts_rank (OR of lexemes)", by_ts_rank), ("BM25, every posting", every_posting),
-                       ("BM25, cut-off, a statement per step", cut_off_steps),
-                       ("BM25, cut-off, one statement", cut_off),
-                       ("BM25 in memory, generation checked, rows read", in_memory),
-                       ("BM25 in memory (numpy)", base.exact_bm25)):
-        timings, hits = timed([lambda q=q, c=call: c(q) for q in queries],
-                               [lambda q=q, c=call: c(q) for q in queries[:WARM]])
+    for name, call in (
+        ("ts_rank (OR of lexemes)", by_ts_rank),
+        ("BM25, every posting", every_posting),
+        ("BM25, cut-off, a statement per step", cut_off_steps),
+        ("BM25, cut-off, one statement", cut_off),
+        ("BM25 in memory, generation checked, rows read", in_memory),
+        ("BM25 in memory (numpy)", base.exact_bm25),
+    ):
+        timings, hits = timed(
+            [lambda q=q, c=call: c(q) for q in queries], [lambda q=q, c=call: c(q) for q in queries[:WARM]]
+        )
         result["keyword"][name] = {
-            **_summary("keyword", timings), "recall_at_10": _keyword_recall(reference or base, queries, hits)
+            **_summary("keyword", timings),
+            "recall_at_10": _keyword_recall(reference or base, queries, hits),
         }
     cpu = _server_cpu(index, queries)
     if cpu is not None:
@@ -395,6 +413,7 @@ def _keyword_both_ways(kb: Any, queries: list[str], warm: list[str]) -> tuple[li
                 return kb.keyword_search(query, TOP_K)
             finally:
                 index.keyword_index_max_postings = cap
+
         return search
 
     memory, database = on(cap), on(0)
@@ -416,12 +435,23 @@ def _keyword_both_ways(kb: Any, queries: list[str], warm: list[str]) -> tuple[li
     return timings["memory"], hits["memory"], timings["database"], hits["database"]
 
 
-def _measure(backend: str, kb: Any, base: ScaleBase, queries: list[str], vectors: list[np.ndarray],
-             warm: list[str], out: Out, settings: Settings, reference: Any = None) -> dict:
+def _measure(
+    backend: str,
+    kb: Any,
+    base: ScaleBase,
+    queries: list[str],
+    vectors: list[np.ndarray],
+    warm: list[str],
+    out: Out,
+    settings: Settings,
+    reference: Any = None,
+) -> dict:
     result: dict[str, Any] = {}
     warm_vectors = [get_embedding_model().embed_one(q) for q in warm]
-    timings, hits = timed([lambda v=v: kb.dense_search(v, TOP_K) for v in vectors],
-                           [lambda v=v: kb.dense_search(v, TOP_K) for v in warm_vectors])
+    timings, hits = timed(
+        [lambda v=v: kb.dense_search(v, TOP_K) for v in vectors],
+        [lambda v=v: kb.dense_search(v, TOP_K) for v in warm_vectors],
+    )
     result.update(_summary("dense", timings))
     result["dense_recall_at_10"] = _dense_recall(base, vectors, hits)
     if backend == "pgvector":
@@ -432,12 +462,18 @@ def _measure(backend: str, kb: Any, base: ScaleBase, queries: list[str], vectors
             reference or base, queries, [[(h.chunk.chunk_id, h.raw_score) for h in found] for found in on_database_hits]
         )
     else:
-        timings, hits = timed([lambda q=q: kb.keyword_search(q, TOP_K) for q in queries],
-                               [lambda q=q: kb.keyword_search(q, TOP_K) for q in warm])
+        timings, hits = timed(
+            [lambda q=q: kb.keyword_search(q, TOP_K) for q in queries],
+            [lambda q=q: kb.keyword_search(q, TOP_K) for q in warm],
+        )
         result.update(_summary("keyword", timings))
     result["keyword_recall_at_10"] = _keyword_recall(
-        reference or base, queries, [[(h.chunk.chunk_id, h.raw_score if h.score_kind.value == "bm25" else float("-inf"))
-                         for h in found] for found in hits]
+        reference or base,
+        queries,
+        [
+            [(h.chunk.chunk_id, h.raw_score if h.score_kind.value == "bm25" else float("-inf")) for h in found]
+            for found in hits
+        ],
     )
     search = KnowledgeBaseSearch(document_store=kb.index.document_store, mode="hybrid", limit=TOP_K)
     search.warm_up()
@@ -445,8 +481,10 @@ def _measure(backend: str, kb: Any, base: ScaleBase, queries: list[str], vectors
     def hybrid(query: str, vector: np.ndarray) -> Any:
         return search.run(query=query, query_embedding=vector.tolist())
 
-    timings, _ = timed([lambda q=q, v=v: hybrid(q, v) for q, v in zip(queries, vectors, strict=True)],
-                        [lambda q=q, v=v: hybrid(q, v) for q, v in zip(warm, warm_vectors, strict=True)])
+    timings, _ = timed(
+        [lambda q=q, v=v: hybrid(q, v) for q, v in zip(queries, vectors, strict=True)],
+        [lambda q=q, v=v: hybrid(q, v) for q, v in zip(warm, warm_vectors, strict=True)],
+    )
     result.update(_summary("hybrid", timings))
     catalog = PipelineCatalog(settings=settings)  # its knowledge-base components read this base
     model = get_embedding_model()
@@ -461,8 +499,12 @@ def _measure(backend: str, kb: Any, base: ScaleBase, queries: list[str], vectors
         f"  {backend:<9} dense p50 {result['dense_p50_ms']:.1f} p95 {result['dense_p95_ms']:.1f} ms "
         f"(recall@10 {result['dense_recall_at_10']:.3f}) | keyword p50 {result['keyword_p50_ms']:.1f} "
         f"p95 {result['keyword_p95_ms']:.1f} ms (recall@10 {result['keyword_recall_at_10']:.3f})"
-        + (f" [on the database p50 {result['keyword_database_p50_ms']:.1f} p95 {result['keyword_database_p95_ms']:.1f}"
-           f" ms]" if "keyword_database_p50_ms" in result else "")
+        + (
+            f" [on the database p50 {result['keyword_database_p50_ms']:.1f} p95 {result['keyword_database_p95_ms']:.1f}"
+            f" ms]"
+            if "keyword_database_p50_ms" in result
+            else ""
+        )
         + f" | hybrid p95 "
         f"{result['hybrid_p95_ms']:.1f} ms | research p50 {result['research_p50_ms']:.0f} p95 "
         f"{result['research_p95_ms']:.0f} ms"
@@ -535,8 +577,10 @@ def bench_scale(
     prepared = _prepare(corpus, cache, max(sizes), out)
     for size in sorted(sizes):
         base = ScaleBase(prepared, size)
-        out(f"{size:,} chunks ({base.real:,} real embeddings, {size - base.real:,} composed), {len(asked)} questions, "
-            f"top {TOP_K}")
+        out(
+            f"{size:,} chunks ({base.real:,} real embeddings, {size - base.real:,} composed), {len(asked)} questions, "
+            f"top {TOP_K}"
+        )
         row: dict[str, Any] = {"real_embeddings": base.real, "average_terms": round(base.average_terms, 1)}
         for backend in backends:
             collection = f"scale_{size}_{corpus.fingerprint[:8]}"
@@ -559,8 +603,13 @@ def bench_scale(
                 memory = _load_keyword_memory(kb, out) if backend == "pgvector" else {}
                 with one_blas_thread():
                     measured = _measure(backend, kb, base, asked, vectors, warm, out, settings, reference)
-                row[backend] = {**entry, **_disk_size(kb, folder), **measured, **memory,
-                                "keyword_reference": "stored counts" if reference is not base else "analyzer"}
+                row[backend] = {
+                    **entry,
+                    **_disk_size(kb, folder),
+                    **measured,
+                    **memory,
+                    "keyword_reference": "stored counts" if reference is not base else "analyzer",
+                }
                 if backend == "pgvector":
                     row[backend]["alternatives"] = _pgvector_alternatives(kb, base, asked, vectors, reference)
                     for kind, variants in row[backend]["alternatives"].items():
@@ -576,7 +625,6 @@ def bench_scale(
     return report
 
 
-
 def bench_scale_keyword(out: Out, queries: int = 40, passes: int = 2) -> dict[str, Any]:
     """Keyword search on the pgvector scale bases already built (those the manifest names; nothing is built or
     embedded, whatever the corpus is today): the in-memory index and the server-side function, through the knowledge
@@ -590,8 +638,11 @@ def bench_scale_keyword(out: Out, queries: int = 40, passes: int = 2) -> dict[st
     folder = get_settings().data_dir / "bench-scale"
     manifest_path = folder / "manifest.json"
     manifest = json.loads(manifest_path.read_text()) if manifest_path.exists() else {}
-    bases = sorted((int(entry["chunks"]), key.split(":", 1)[1]) for key, entry in manifest.items()
-                   if key.startswith("pgvector:") and entry.get("written") is not None)
+    bases = sorted(
+        (int(entry["chunks"]), key.split(":", 1)[1])
+        for key, entry in manifest.items()
+        if key.startswith("pgvector:") and entry.get("written") is not None
+    )
     if not bases:
         out("no pgvector scale base is built yet; run --only scale first")
         return {"skipped": "no base"}
@@ -607,8 +658,10 @@ def bench_scale_keyword(out: Out, queries: int = 40, passes: int = 2) -> dict[st
             out(f"  {collection}: skipped: {exc}")
             continue
         try:
-            out(f"{size:,} chunks ({collection}), {len(asked)} questions, {passes} passes, load average "
-                f"{os.getloadavg()[0]:.1f}")
+            out(
+                f"{size:,} chunks ({collection}), {len(asked)} questions, {passes} passes, load average "
+                f"{os.getloadavg()[0]:.1f}"
+            )
             row: dict[str, Any] = {"collection": collection, **_load_keyword_memory(kb, out)}
             reference = _stored_counts(kb)
             timings: dict[str, list[float]] = {}
@@ -619,7 +672,8 @@ def bench_scale_keyword(out: Out, queries: int = 40, passes: int = 2) -> dict[st
                 pairs = (("keyword", hits), ("keyword_database", database_hits))
                 for name, found in pairs:
                     row[f"{name}_recall_at_10"] = _keyword_recall(
-                        reference, asked, [[(h.chunk.chunk_id, h.raw_score) for h in one] for one in found])
+                        reference, asked, [[(h.chunk.chunk_id, h.raw_score) for h in one] for one in found]
+                    )
                 index_timings, index_hits = _index_both_ways(kb.index, asked)
                 for name, values in index_timings.items():
                     timings.setdefault(name, []).extend(values)

@@ -132,7 +132,8 @@ def outputs_to_include(spec: PipelineSpec) -> set[str]:
         sender = str(connection.get("sender", ""))
         read.add(sender if "." in sender else f"{sender}.*")  # a sender without a socket: its only one
     return {
-        source.split(".")[0] for source in spec.outputs.values()
+        source.split(".")[0]
+        for source in spec.outputs.values()
         if source in read or f"{source.split('.')[0]}.*" in read
     }
 
@@ -157,7 +158,11 @@ def check_research_request(
         raise ValueError("filters must be a mapping of field to condition.")
     bounds = date_bounds(as_of, *((filters or {}).get(key) for key in ("date_from", "date_to")))
     return {
-        "question": text, "sources": check_sources(sources), "as_of": bounds.as_of, "top_k": top_k, "filters": filters,
+        "question": text,
+        "sources": check_sources(sources),
+        "as_of": bounds.as_of,
+        "top_k": top_k,
+        "filters": filters,
     }
 
 
@@ -348,9 +353,7 @@ def build_pipeline(
     try:
         filled = with_question_budget(spec.name, with_document_stores(spec.pipeline, settings), settings)
         with settings_in_force(settings):  # each component's `__init__` (and a loaded store) takes these settings
-            pipeline = Pipeline.from_dict(
-                with_agent_timeout(filled, agent_timeout_s), allowed_modules=ALLOWED_MODULES
-            )
+            pipeline = Pipeline.from_dict(with_agent_timeout(filled, agent_timeout_s), allowed_modules=ALLOWED_MODULES)
     except Exception as exc:  # noqa: BLE001 - Haystack raises many kinds; the analyst needs one sentence
         # Haystack's "Couldn't deserialize component ..." hides what was wrong: the cause (a missing model file, an
         # unknown rule family) says it.
@@ -435,7 +438,9 @@ class PipelineCatalog:
         # the build fills from QUESTION_BUDGET_S when the YAML gives none).
         self.question_budget_s = question_budget_s
         self._chat_settings = {
-            "generator": settings.generator, "model": settings.openai_model, "api_base_url": settings.openai_base_url,
+            "generator": settings.generator,
+            "model": settings.openai_model,
+            "api_base_url": settings.openai_base_url,
         }
         # The settings' secrets (a `.env` file's too) for redaction, read now rather than per message. The global
         # patches (log redaction, input copies, the tracer) are `pipelines.runtime.setup()`'s, not the catalog's.

@@ -144,8 +144,14 @@ class ScaleCorpus:
         document = number // CHUNKS_PER_DOCUMENT
         if number < len(self.sources):
             source = self.sources[number]
-            return Chunk(number, document, source.title, source.text, list(source.spans),
-                         [(number, k) for k in range(len(source.spans))])
+            return Chunk(
+                number,
+                document,
+                source.title,
+                source.text,
+                list(source.spans),
+                [(number, k) for k in range(len(source.spans))],
+            )
         rng = random.Random(f"{RECIPE}:{number}")
         origin = rng.sample(self.sentences, k=min(SENTENCES_PER_RECOMBINED, len(self.sentences)))
         sentences = [self._sentence(*item) for item in origin]

@@ -187,8 +187,7 @@ def without_branches(
             sender, _, receiver, _ = _ends(connection)
             senders.setdefault(receiver, set()).add(sender)
         fed_only = {
-            name for name, fed_by in senders.items()
-            if name not in removed and name not in named and fed_by <= removed
+            name for name, fed_by in senders.items() if name not in removed and name not in named and fed_by <= removed
         }
         if not fed_only:
             break
@@ -249,9 +248,7 @@ class SelectionCache:
     """The pipelines built per selection, the `limit` most recently used kept; one dropped is closed (`close`) as
     soon as no question runs on it. `build(key)` makes a value (None is kept too: that selection runs whole)."""
 
-    def __init__(
-        self, build: Callable[[Any], Any], close: Callable[[Any], None], limit: int = MAX_SELECTIONS
-    ) -> None:
+    def __init__(self, build: Callable[[Any], Any], close: Callable[[Any], None], limit: int = MAX_SELECTIONS) -> None:
         if limit < 1:
             raise ValueError("limit must be at least 1")
         self._build = build

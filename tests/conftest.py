@@ -23,8 +23,16 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 # Settings read from the environment and a `.env`; tests must not see a developer's own settings.
 for _name in list(os.environ):
     if _name.upper() in {
-        "DATABASE_URL", "KB_BACKEND", "KB_COLLECTION", "MILVUS_URI", "QDRANT_URL", "QDRANT_PATH",
-        "GENERATOR", "OPENAI_BASE_URL", "OPENAI_API_KEY", "API_TOKEN",
+        "DATABASE_URL",
+        "KB_BACKEND",
+        "KB_COLLECTION",
+        "MILVUS_URI",
+        "QDRANT_URL",
+        "QDRANT_PATH",
+        "GENERATOR",
+        "OPENAI_BASE_URL",
+        "OPENAI_API_KEY",
+        "API_TOKEN",
     }:
         del os.environ[_name]
 

@@ -396,6 +396,7 @@ def test_own_and_public_members_are_not_found(tmp_path: Path, source: str) -> No
 # The documented API of `collections.namedtuple`, named with an underscore to stay clear of the fields.
 NAMEDTUPLE_API = frozenset({"_asdict", "_field_defaults", "_fields", "_make", "_replace"})
 
+
 def own_module(module: str) -> bool:
     return module.split(".")[0] in PACKAGES
 
@@ -480,75 +481,75 @@ def test_the_product_uses_no_private_member_of_another_of_its_modules() -> None:
 # Uses of a dependency's private members (found by `private_uses`) and of another of the product's modules' (by
 # `foreign_private_uses`), each as (the source of components/fetching.py, the use found).
 DEPENDENCY_PRIVATE_USES = [
-        ("from quorvane._utils import Pattern\n", "1 imports quorvane._utils.Pattern"),
-        ("def late():\n    import quorvane._wire as wire\n", "2 imports quorvane._wire"),
-        ("from quorvane import _helper\n", "1 imports quorvane._helper"),
-        ("import quorvane\nquorvane._cache.clear()\n", "2 uses quorvane._cache"),
-        ("import quorvane.net as net\nx = net._pool\n", "2 uses net._pool"),
-        ("from quorvane import Client\nclient = Client()\nclient._send()\n", "3 uses client._send"),
-        ("import quorvane\ndef f():\n    with quorvane.Client() as c:\n        return c._pool\n", "4 uses c._pool"),
-        ("import quorvane\ndef f(r: quorvane.Response | None):\n    return r._body\n", "3 uses r._body"),
-        ("import quorvane\ndef f():\n    r = quorvane.get('x')\n    r._body = b''\n", "4 uses r._body"),
-        ("import quorvane\nfor r in quorvane.all():\n    r._seen\n", "3 uses r._seen"),
-        (
-            "import quorvane\nclass A(quorvane.Adapter):\n    def send(self):\n        r = super().send()\n"
-            "        r._content = b''\n",
-            "5 uses r._content",
-        ),
-        (
-            "import quorvane\nclass A:\n    def __init__(self):\n        self.client = quorvane.Client()\n"
-            "    def send(self):\n        return self.client._wire\n",
-            "6 uses self.client._wire",
-        ),
-        ("import quorvane\ndef f(r: quorvane.Response):\n    return getattr(r, '_body', None)\n", "3 uses r._body"),
-        ("import importlib\nm = importlib.import_module('quorvane.net')\nm._pool = None\n", "3 uses m._pool"),
-        (
-            "import importlib\nfor m in [importlib.import_module(n) for n in NAMES]:\n    setattr(m, '_pool', 1)\n",
-            "3 uses m._pool",
-        ),
-        (
-            "from quorvane import Secret\nclass A:\n    def __init__(self, key: Secret):\n        self.key = key\n"
-            "    def send(self):\n        return self.key._value\n",
-            "6 uses self.key._value",
-        ),
-        (
-            "from quorvane import Adapter\nclass A(Adapter):\n    def send(self):\n        return self._pool\n",
-            "4 uses self._pool (inherited from a dependency)",
-        ),
-        # The member's name written through a string the call does not spell out, or by another way of writing it.
-        ("import quorvane.net as net\nPOOL = '_pool'\nsetattr(net, POOL, None)\n", "3 uses net._pool"),
-        ("import quorvane.net as net\nfor name in ('size', '_pool'):\n    getattr(net, name)\n", "3 uses net._pool"),
-        ("import quorvane.net as net\nsetattr(net, '_' + 'pool', None)\n", "2 uses net._pool"),
-        ("import quorvane.net as net\nPART = 'pool'\ndelattr(net, f'_{PART}')\n", "3 uses net._pool"),
-        ("import quorvane.net as net\nobject.__setattr__(net, '_pool', None)\n", "2 uses net._pool"),
-        ("import quorvane.net as net\nnet.__setattr__('_pool', None)\n", "2 uses net._pool"),
-        ("import quorvane.net as net\nnet.__dict__['_pool'] = None\n", "2 uses net._pool"),
-        ("import quorvane.net as net\nvars(net)['_pool'] = None\n", "2 uses net._pool"),
-        (
-            "import sys\nsetattr(sys.modules['quorvane.net'], '_pool', None)\n",
-            "2 uses sys.modules['quorvane.net']._pool",
-        ),
-        ("import sys\nsys.modules.get('quorvane.net')._pool = None\n", "2 uses sys.modules.get('quorvane.net')._pool"),
+    ("from quorvane._utils import Pattern\n", "1 imports quorvane._utils.Pattern"),
+    ("def late():\n    import quorvane._wire as wire\n", "2 imports quorvane._wire"),
+    ("from quorvane import _helper\n", "1 imports quorvane._helper"),
+    ("import quorvane\nquorvane._cache.clear()\n", "2 uses quorvane._cache"),
+    ("import quorvane.net as net\nx = net._pool\n", "2 uses net._pool"),
+    ("from quorvane import Client\nclient = Client()\nclient._send()\n", "3 uses client._send"),
+    ("import quorvane\ndef f():\n    with quorvane.Client() as c:\n        return c._pool\n", "4 uses c._pool"),
+    ("import quorvane\ndef f(r: quorvane.Response | None):\n    return r._body\n", "3 uses r._body"),
+    ("import quorvane\ndef f():\n    r = quorvane.get('x')\n    r._body = b''\n", "4 uses r._body"),
+    ("import quorvane\nfor r in quorvane.all():\n    r._seen\n", "3 uses r._seen"),
+    (
+        "import quorvane\nclass A(quorvane.Adapter):\n    def send(self):\n        r = super().send()\n"
+        "        r._content = b''\n",
+        "5 uses r._content",
+    ),
+    (
+        "import quorvane\nclass A:\n    def __init__(self):\n        self.client = quorvane.Client()\n"
+        "    def send(self):\n        return self.client._wire\n",
+        "6 uses self.client._wire",
+    ),
+    ("import quorvane\ndef f(r: quorvane.Response):\n    return getattr(r, '_body', None)\n", "3 uses r._body"),
+    ("import importlib\nm = importlib.import_module('quorvane.net')\nm._pool = None\n", "3 uses m._pool"),
+    (
+        "import importlib\nfor m in [importlib.import_module(n) for n in NAMES]:\n    setattr(m, '_pool', 1)\n",
+        "3 uses m._pool",
+    ),
+    (
+        "from quorvane import Secret\nclass A:\n    def __init__(self, key: Secret):\n        self.key = key\n"
+        "    def send(self):\n        return self.key._value\n",
+        "6 uses self.key._value",
+    ),
+    (
+        "from quorvane import Adapter\nclass A(Adapter):\n    def send(self):\n        return self._pool\n",
+        "4 uses self._pool (inherited from a dependency)",
+    ),
+    # The member's name written through a string the call does not spell out, or by another way of writing it.
+    ("import quorvane.net as net\nPOOL = '_pool'\nsetattr(net, POOL, None)\n", "3 uses net._pool"),
+    ("import quorvane.net as net\nfor name in ('size', '_pool'):\n    getattr(net, name)\n", "3 uses net._pool"),
+    ("import quorvane.net as net\nsetattr(net, '_' + 'pool', None)\n", "2 uses net._pool"),
+    ("import quorvane.net as net\nPART = 'pool'\ndelattr(net, f'_{PART}')\n", "3 uses net._pool"),
+    ("import quorvane.net as net\nobject.__setattr__(net, '_pool', None)\n", "2 uses net._pool"),
+    ("import quorvane.net as net\nnet.__setattr__('_pool', None)\n", "2 uses net._pool"),
+    ("import quorvane.net as net\nnet.__dict__['_pool'] = None\n", "2 uses net._pool"),
+    ("import quorvane.net as net\nvars(net)['_pool'] = None\n", "2 uses net._pool"),
+    (
+        "import sys\nsetattr(sys.modules['quorvane.net'], '_pool', None)\n",
+        "2 uses sys.modules['quorvane.net']._pool",
+    ),
+    ("import sys\nsys.modules.get('quorvane.net')._pool = None\n", "2 uses sys.modules.get('quorvane.net')._pool"),
 ]
 OWN_PRIVATE_USES = [
-        ("from components.store import _rows\n", "1 imports components.store._rows"),
-        ("from .store import _Rows as Rows\n", "1 imports .store._Rows"),
-        ("import components._wire\n", "1 imports components._wire"),
-        ("from components import store\nstore._LIMIT = 3\n", "2 uses store._LIMIT"),
-        ("def f(index):\n    with index._connection() as conn:\n        return conn\n", "2 uses index._connection"),
-        ("def f(kb):\n    kb.index._q = None\n", "2 uses kb.index._q"),
-        ("def f(index):\n    del index._spy\n", "2 uses index._spy"),
-        ("class A:\n    def f(self):\n        return self.index._pool\n", "3 uses self.index._pool"),
-        ("def f(index):\n    return getattr(index, '_pool', None)\n", "2 uses index._pool"),
-        ("class A:\n    def f(self, upstream):\n        upstream._endless(self)\n", "3 uses upstream._endless"),
-        (
-            "from typing import cast\ndef f(index):\n    return cast(Index, index)._pool\n",
-            "3 uses cast(Index, index)._pool",
-        ),
-        (
-            "import typing\ndef f(index):\n    return typing.cast('Index', index)._pool\n",
-            "3 uses typing.cast('Index', index)._pool",
-        ),
+    ("from components.store import _rows\n", "1 imports components.store._rows"),
+    ("from .store import _Rows as Rows\n", "1 imports .store._Rows"),
+    ("import components._wire\n", "1 imports components._wire"),
+    ("from components import store\nstore._LIMIT = 3\n", "2 uses store._LIMIT"),
+    ("def f(index):\n    with index._connection() as conn:\n        return conn\n", "2 uses index._connection"),
+    ("def f(kb):\n    kb.index._q = None\n", "2 uses kb.index._q"),
+    ("def f(index):\n    del index._spy\n", "2 uses index._spy"),
+    ("class A:\n    def f(self):\n        return self.index._pool\n", "3 uses self.index._pool"),
+    ("def f(index):\n    return getattr(index, '_pool', None)\n", "2 uses index._pool"),
+    ("class A:\n    def f(self, upstream):\n        upstream._endless(self)\n", "3 uses upstream._endless"),
+    (
+        "from typing import cast\ndef f(index):\n    return cast(Index, index)._pool\n",
+        "3 uses cast(Index, index)._pool",
+    ),
+    (
+        "import typing\ndef f(index):\n    return typing.cast('Index', index)._pool\n",
+        "3 uses typing.cast('Index', index)._pool",
+    ),
 ]
 
 

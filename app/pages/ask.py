@@ -179,7 +179,8 @@ if result.short_answer:
 _confidence_cue()
 for conflict in result.conflicts:
     sides = "; ".join(
-        f"**{plain(side['value'])}** " + "".join(f"[{number}]" for number in side["citations"])
+        f"**{plain(side['value'])}** "
+        + "".join(f"[{number}]" for number in side["citations"])
         + (f" (dated {', '.join(side['document_dates'])})" if side.get("document_dates") else "")
         for side in conflict["values"]
     )
@@ -189,11 +190,16 @@ if not result.chunks:
     st.info("No evidence was found. Try other sources, or ingest documents on the Ingest page.")
     st.stop()
 
-cited_numbers = sorted({number for sentence in result.sentences for number in sentence.citations
-                        if 1 <= number <= len(result.chunks)})
-opened = st.pills(
-    "Open a citation", options=cited_numbers, format_func=lambda number: f"[{number}]", key=f"cite-{len(history)}"
-) if cited_numbers else None
+cited_numbers = sorted(
+    {number for sentence in result.sentences for number in sentence.citations if 1 <= number <= len(result.chunks)}
+)
+opened = (
+    st.pills(
+        "Open a citation", options=cited_numbers, format_func=lambda number: f"[{number}]", key=f"cite-{len(history)}"
+    )
+    if cited_numbers
+    else None
+)
 
 st.markdown("#### Evidence")
 cited_sentences: dict[int, list[str]] = {}
@@ -216,8 +222,16 @@ for number, chunk in enumerate(result.chunks, start=1):
                 "link": chunk.source_url or "—",
                 "date": chunk.source_date.isoformat() if chunk.source_date else "—",
             }
-            for key in ("authors", "domain", "document_id", "chunk_index", "document_total_chunks", "page_number",
-                        "section_title", "collection_name"):
+            for key in (
+                "authors",
+                "domain",
+                "document_id",
+                "chunk_index",
+                "document_total_chunks",
+                "page_number",
+                "section_title",
+                "collection_name",
+            ):
                 if chunk.metadata.get(key) not in (None, "", []):
                     value = chunk.metadata[key]
                     rows[key] = ", ".join(value) if isinstance(value, list) else value

@@ -9,8 +9,10 @@ from app.document_text import plain
 
 services.session_state()
 st.title("Ingest")
-st.caption("Files (txt, md, html, pdf, docx), web pages and arXiv papers become chunks, embeddings and graph facts. "
-           "Unchanged documents are skipped; changed ones are replaced.")
+st.caption(
+    "Files (txt, md, html, pdf, docx), web pages and arXiv papers become chunks, embeddings and graph facts. "
+    "Unchanged documents are skipped; changed ones are replaced."
+)
 
 uploads = st.file_uploader("Files", accept_multiple_files=True, type=["txt", "md", "html", "htm", "pdf", "docx"])
 urls_text = st.text_area("Web pages (one URL per line)", height=80)

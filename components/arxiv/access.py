@@ -186,6 +186,7 @@ def _timestamp(text: str | None) -> dt.date | None:
 def _to_paper(entry: Any) -> ArxivPaper | None:
     """The paper an Atom `<entry>` describes; None for an entry without an id or its dates (as arXiv's own client
     skips them)."""
+
     def text(path: str) -> str | None:
         found = entry.find(path, _NAMESPACES)
         return found.text if found is not None and found.text is not None else None
@@ -198,14 +199,18 @@ def _to_paper(entry: Any) -> ArxivPaper | None:
     paper_id, version = re.fullmatch(r"(.*?)(v\d+)?", short_id, re.DOTALL).groups()
     categories = [term for term in (node.get("term") for node in entry.iterfind("atom:category", _NAMESPACES)) if term]
     primary = entry.find("arxiv:primary_category", _NAMESPACES)
-    pdf_links = [link.get("href") for link in entry.iterfind("atom:link", _NAMESPACES)
-                 if link.get("title") == "pdf" and link.get("href")]
+    pdf_links = [
+        link.get("href")
+        for link in entry.iterfind("atom:link", _NAMESPACES)
+        if link.get("title") == "pdf" and link.get("href")
+    ]
     return ArxivPaper(
         paper_id=paper_id,
         version=version,
         title=" ".join((text("atom:title") or "").split()),
-        authors=[node.findtext("atom:name", "", _NAMESPACES) or "" for node in entry.iterfind("atom:author",
-                                                                                              _NAMESPACES)],
+        authors=[
+            node.findtext("atom:name", "", _NAMESPACES) or "" for node in entry.iterfind("atom:author", _NAMESPACES)
+        ],
         abstract=" ".join((text("atom:summary") or "").split()),
         published=published,
         updated=updated,
@@ -233,8 +238,14 @@ class ArxivAccess:
     ```
     """
 
-    def __init__(self, api_url: str, request_timeout_s: float, page_interval_s: float = MIN_INTERVAL_S,
-                 max_bytes: int = UPSTREAM_MAX_BYTES, page_size: int = 100) -> None:
+    def __init__(
+        self,
+        api_url: str,
+        request_timeout_s: float,
+        page_interval_s: float = MIN_INTERVAL_S,
+        max_bytes: int = UPSTREAM_MAX_BYTES,
+        page_size: int = 100,
+    ) -> None:
         if not api_url or not api_url.startswith(("http://", "https://")):
             raise SourceError("ARXIV_API_URL must be an http(s) URL")
         self.api_url = api_url
@@ -246,8 +257,12 @@ class ArxivAccess:
     def _page(self, session: requests.Session, arguments: dict[str, str], first: bool) -> _Page:
         """One page of the query; the API's failures as the contract's errors."""
         try:
-            response = session.get(self.api_url.split("?")[0], params=arguments, timeout=self.request_timeout_s,
-                                   headers={"User-Agent": _USER_AGENT})
+            response = session.get(
+                self.api_url.split("?")[0],
+                params=arguments,
+                timeout=self.request_timeout_s,
+                headers={"User-Agent": _USER_AGENT},
+            )
         except requests.exceptions.Timeout as exc:
             raise RetryableError("arXiv did not answer in time", kind="timeout") from exc
         except requests.exceptions.ConnectionError as exc:
@@ -292,8 +307,12 @@ class ArxivAccess:
 
     def search(self, search_query: str, max_results: int, sort_by: str = "relevance") -> list[ArxivPaper]:
         """Papers matching `search_query` (arXiv syntax), by relevance or newest submission first."""
-        arguments = {"search_query": search_query, "id_list": "",
-                     "sortBy": "submittedDate" if sort_by == "date" else "relevance", "sortOrder": "descending"}
+        arguments = {
+            "search_query": search_query,
+            "id_list": "",
+            "sortBy": "submittedDate" if sort_by == "date" else "relevance",
+            "sortOrder": "descending",
+        }
         return self._run(arguments, max_results)
 
     def fetch(self, paper_ids: list[str]) -> list[ArxivPaper]:
@@ -338,11 +357,10 @@ def pdf_text(pdf_url: str, timeout_s: float, *, allow_private: bool = False) -> 
     transport = CappedTransport(MAX_PDF_BYTES, "the PDF server")
     hooks = {"request": [before_each_request]}
     try:
-        with httpx.Client(
-            timeout=timeout_s, transport=transport, follow_redirects=True, event_hooks=hooks
-        ) as client, client.stream(
-            "GET", pdf_url, headers={"User-Agent": "research-assistant (arXiv full text)"}
-        ) as response:
+        with (
+            httpx.Client(timeout=timeout_s, transport=transport, follow_redirects=True, event_hooks=hooks) as client,
+            client.stream("GET", pdf_url, headers={"User-Agent": "research-assistant (arXiv full text)"}) as response,
+        ):
             raise_for_busy(response.status_code, response.headers, "the PDF server")
             if response.status_code != 200:
                 raise SourceError(f"the PDF is not available (HTTP {response.status_code})")

@@ -11,8 +11,20 @@ from haystack import Document
 from components.arxiv.access import ArxivPaper
 from components.contracts import ContextChunk, SourceType
 
-_SPECIAL = str.maketrans({"&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_", "{": r"\{", "}": r"\}",
-                          "~": r"\textasciitilde{}", "^": r"\textasciicircum{}", "\\": r"\textbackslash{}"})
+_SPECIAL = str.maketrans(
+    {
+        "&": r"\&",
+        "%": r"\%",
+        "$": r"\$",
+        "#": r"\#",
+        "_": r"\_",
+        "{": r"\{",
+        "}": r"\}",
+        "~": r"\textasciitilde{}",
+        "^": r"\textasciicircum{}",
+        "\\": r"\textbackslash{}",
+    }
+)
 _SKIP_WORDS = {"a", "an", "the", "on", "of", "for", "in", "and", "to", "with", "is", "are", "towards", "toward"}
 
 

@@ -31,8 +31,12 @@ def fetch_papers(paper_ids: list[str], timeout_s: float | None = None) -> tuple[
     holder: dict[str, list[ArxivPaper]] = {}
 
     def fetch() -> SourceResult:
-        access = ArxivAccess(settings.arxiv_api_url, max(1.0, policy.timeout_s - 0.5), settings.arxiv_min_interval_s,
-                             max_bytes=settings.upstream_max_bytes)
+        access = ArxivAccess(
+            settings.arxiv_api_url,
+            max(1.0, policy.timeout_s - 0.5),
+            settings.arxiv_min_interval_s,
+            max_bytes=settings.upstream_max_bytes,
+        )
         holder["papers"] = access.fetch(paper_ids)
         return SourceResult(chunks=[], total_found=len(holder["papers"]))
 
@@ -45,7 +49,11 @@ def fetch_papers(paper_ids: list[str], timeout_s: float | None = None) -> tuple[
 
 
 def ingest_arxiv(
-    paper_ids: list[str], full_text: bool = False, *, ingestor: Any, timeout_s: float | None = None,
+    paper_ids: list[str],
+    full_text: bool = False,
+    *,
+    ingestor: Any,
+    timeout_s: float | None = None,
     allow_private: bool | None = None,
 ) -> ArxivIngestOutcome:
     """Add these arXiv papers to the knowledge base (`doc_type="arxiv"`, source `arxiv:<id>`) with `ingestor` (the

@@ -136,8 +136,12 @@ class ArxivSearch(FetchingSource):
 
             def work() -> SourceResult:
                 started = time.monotonic()
-                access = ArxivAccess(api_url, request_timeout_s=max(1.0, budget - 0.5),
-                                     page_interval_s=self.min_interval_s, max_bytes=self.max_response_bytes)
+                access = ArxivAccess(
+                    api_url,
+                    request_timeout_s=max(1.0, budget - 0.5),
+                    page_interval_s=self.min_interval_s,
+                    max_bytes=self.max_response_bytes,
+                )
                 if paper_id:
                     papers = access.fetch([paper_id])
                 else:

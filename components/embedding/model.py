@@ -314,9 +314,7 @@ def _load_embedding_model(name: str | None) -> EmbeddingModel:
     model = _MODELS.get(name)
     if model is None:
         logger.info("Loading embedding model {model}", model=name)
-        model = _MODELS[name] = EmbeddingModel(
-            name, settings.embedding_threads, export_root=onnx_export_root(settings)
-        )
+        model = _MODELS[name] = EmbeddingModel(name, settings.embedding_threads, export_root=onnx_export_root(settings))
     if name == settings.embedding_model:
         _MODELS[_DEFAULT_NAME] = model
     return model

@@ -111,7 +111,7 @@ def _staging_owner_gone(path: Path, prefix: str) -> bool:
             return True
     except OSError:
         return False
-    pid, dash, _ = path.name[len(prefix):].partition("-")
+    pid, dash, _ = path.name[len(prefix) :].partition("-")
     if not (dash and pid.isdigit() and 0 < int(pid) < 2**22) or int(pid) == os.getpid():
         return False  # not named that way (left to the age rule), or this process's own
     try:
@@ -156,8 +156,9 @@ def exportable(model_path: str | Path) -> bool:
     )
 
 
-def export_onnx(transformer: Any, model_path: str | Path, export_root: str | Path, dimension: int, max_tokens: int
-                ) -> Path | None:
+def export_onnx(
+    transformer: Any, model_path: str | Path, export_root: str | Path, dimension: int, max_tokens: int
+) -> Path | None:
     """Export `transformer` (the Hugging Face model inside the sentence-transformers model loaded from
     `model_path`) to ONNX under `export_root`, once; returns the export's folder, or None when the model is not
     `exportable`. Written to a temporary folder and renamed, so a reader never sees half an export."""

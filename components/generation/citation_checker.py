@@ -144,6 +144,7 @@ def is_verdict(sentence: str) -> bool:
     is the question's (or its opposite)."""
     return words(CITATION_MARK.sub(" ", sentence)) in VERDICT_HEADLINES
 
+
 # Lines the extractive answer writes as they are: each is a sentence of its own.
 _FIXED_LINES = (UNSURE_NOTE, NO_EVIDENCE_ANSWER)
 # The extractive answer's abstentions: its lines that name no part, and those that do (their fields hold the parts'

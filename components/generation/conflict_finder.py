@@ -144,9 +144,7 @@ class ConflictFinder(InitParameterSerialization):
         use_language_pipeline(self.spacy_model)
 
     @component.output_types(answer=str, conflicts=list[dict])
-    def run(
-        self, query: str, answer: str, documents: list[Document] | RankedDocuments | None = None
-    ) -> dict[str, Any]:
+    def run(self, query: str, answer: str, documents: list[Document] | RankedDocuments | None = None) -> dict[str, Any]:
         """Find the disagreements among `documents` (numbered from 1, as the answer cites them; a list or the
         ranker's `RankedDocuments`).
 
@@ -206,9 +204,7 @@ def _may_hold(sentence: str, kind: str, anchors: frozenset[str]) -> bool:
     if kind == "date":
         return bool(YEAR.search(sentence))
     if kind == "amount":
-        return any(character.isdigit() for character in sentence) or bool(
-            set(words(sentence)) & set(SCALES)
-        )
+        return any(character.isdigit() for character in sentence) or bool(set(words(sentence)) & set(SCALES))
     return any(word[:1].isupper() and not set(terms(word)) & anchors for word in sentence.split()[1:])
 
 
@@ -287,8 +283,9 @@ def _writes(text: str, written: str) -> bool:
 _ARGUMENTS = frozenset({"nsubj", "nsubjpass", "dobj", "agent", "poss", "attr"})
 
 
-def _candidates(document: Document, number: int, kind: str, anchors: frozenset[str],
-                predicate: frozenset[str], written: str = "") -> list[tuple[int, str, str]]:
+def _candidates(
+    document: Document, number: int, kind: str, anchors: frozenset[str], predicate: frozenset[str], written: str = ""
+) -> list[tuple[int, str, str]]:
     """(number, owning document, sentence) for each sentence of the chunk that may state the asked value of the
     subject: read with the shared analyzer's terms only, before any parse. With `written` (the subject with its
     version, `_written_subject`), the sentence, or the one before it that a referring opening speaks of, writes it."""
@@ -316,8 +313,16 @@ def _candidates(document: Document, number: int, kind: str, anchors: frozenset[s
     return found
 
 
-def _value(doc: Any, number: int, owner: str, kind: str, labels: tuple[str, ...], anchors: frozenset[str],
-           predicate: frozenset[str], question: str) -> _Value | None:
+def _value(
+    doc: Any,
+    number: int,
+    owner: str,
+    kind: str,
+    labels: tuple[str, ...],
+    anchors: frozenset[str],
+    predicate: frozenset[str],
+    question: str,
+) -> _Value | None:
     """The value a parsed sentence states for what the question asks of its subject, or None."""
     if not _about_subject(doc, anchors, predicate):
         return None
@@ -382,8 +387,10 @@ def find_conflicts(query: str, documents: list[Document]) -> list[dict[str, Any]
         disagreeing = _disagreeing_groups(values)
         if len(disagreeing) < 2:
             continue
-        dates = {number: str((document.meta or {}).get("source_date") or "")
-                 for number, document in enumerate(documents, start=1)}
+        dates = {
+            number: str((document.meta or {}).get("source_date") or "")
+            for number, document in enumerate(documents, start=1)
+        }
         conflicts.append(
             {
                 "attribute": attribute,
@@ -436,9 +443,10 @@ def _event_key(sentence: str) -> tuple[str, frozenset[str], frozenset[str], str]
     if verb.pos_ not in {"VERB", "AUX"}:
         return None
     objects = frozenset(
-        term for child in verb.children if child.dep_ in {"dobj", "attr"} for term in terms(
-            " ".join(word.text for word in child.subtree)
-        )
+        term
+        for child in verb.children
+        if child.dep_ in {"dobj", "attr"}
+        for term in terms(" ".join(word.text for word in child.subtree))
     )
     values = frozenset(
         ent.text.lower() for ent in doc.ents if ent.label_ in VALUE_LABELS and ent.label_ not in DATE_LABELS

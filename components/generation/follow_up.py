@@ -210,8 +210,10 @@ def _ellipsis_rest(tokens: _Tokens) -> int | None:
 def _bare_wh(tokens: _Tokens) -> str | None:
     """The wh-word of a question made of nothing else ("And when?", "Where?"), or None."""
     content = [token for token in tokens.doc if not token.is_punct and token.lower_ not in {"and", "or", "so"}]
-    if 1 <= len(content) <= 2 and content[0].lower_ in WH_WORDS and all(
-        token.lower_ in WH_WORDS | {"many", "much", "long", "old", "exactly"} for token in content
+    if (
+        1 <= len(content) <= 2
+        and content[0].lower_ in WH_WORDS
+        and all(token.lower_ in WH_WORDS | {"many", "much", "long", "old", "exactly"} for token in content)
     ):
         return " ".join(token.text for token in content)
     return None

@@ -104,11 +104,18 @@ class HopRetriever(GuardedComponent):
             scoring_model=scoring_model,
         )
         shared = {
-            "collection": collection, "timeout_s": timeout_s, "breaker": breaker,
-            "embedding_model": self.embedding_model, "spacy_model": spacy_model, "document_field": document_field,
+            "collection": collection,
+            "timeout_s": timeout_s,
+            "breaker": breaker,
+            "embedding_model": self.embedding_model,
+            "spacy_model": spacy_model,
+            "document_field": document_field,
         }
         self._kb = KnowledgeBaseSearch(
-            document_store=document_store, mode="hybrid", limit=max(1, self.kb_limit), source_name=f"{SOURCE}_kb",
+            document_store=document_store,
+            mode="hybrid",
+            limit=max(1, self.kb_limit),
+            source_name=f"{SOURCE}_kb",
             **shared,
         )
         self._graph = GraphSearch(
@@ -174,12 +181,14 @@ class HopRetriever(GuardedComponent):
                 asked.append(question)
                 named = frozenset(terms(bridge))
                 new = [
-                    document for document in self._search(question, filters, as_of, sources, problems)
+                    document
+                    for document in self._search(question, filters, as_of, sources, problems)
                     if document.id not in seen and named <= _terms_of(document)
                 ]
                 seen.update(document.id for document in new)
-                found.extend(_from_hop(document, position, question, bridge) for position, document in
-                             enumerate(new, 1))
+                found.extend(
+                    _from_hop(document, position, question, bridge) for position, document in enumerate(new, 1)
+                )
                 if not new:
                     break
         except Exception as exc:  # noqa: BLE001 - the answer goes on from the chunks at hand

@@ -54,7 +54,9 @@ class PrecompiledChatPromptBuilder(ChatPromptBuilder):
 
     @component.output_types(prompt=list[ChatMessage])
     def run(
-        self, template: list[ChatMessage] | str | None = None, template_variables: dict[str, Any] | None = None,
+        self,
+        template: list[ChatMessage] | str | None = None,
+        template_variables: dict[str, Any] | None = None,
         **kwargs: Any,
     ) -> dict[str, list[ChatMessage]]:
         """The stock builder's `run`: the prompt rendered from the template (the init one unless `template` is

@@ -185,8 +185,11 @@ class ResearchGenerator(GuardedComponent):
             self._guard = SourceGuard(
                 STATUS_SOURCE,
                 ResiliencePolicy(
-                    timeout_s=self.timeout_s, retries=self.retries, breaker_failures=self.breaker.failures,
-                    breaker_cooldown_s=self.breaker.cooldown_s, cache_ttl_s=0.0,
+                    timeout_s=self.timeout_s,
+                    retries=self.retries,
+                    breaker_failures=self.breaker.failures,
+                    breaker_cooldown_s=self.breaker.cooldown_s,
+                    cache_ttl_s=0.0,
                 ),
             )
         self._kind = kind

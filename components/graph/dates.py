@@ -240,9 +240,7 @@ def resolve_date(
     return FuzzyDate(dt.date(int(year.group(1)), 1, 1), "year")
 
 
-def _part_of_year(
-    part: re.Match[str], anchor: dt.date, previous: FuzzyDate | None, future: bool
-) -> FuzzyDate | None:
+def _part_of_year(part: re.Match[str], anchor: dt.date, previous: FuzzyDate | None, future: bool) -> FuzzyDate | None:
     """The year a quarter, a half or a season without its year falls in: the one the sentence names ("of last
     year"), the one before or after the document's ("last quarter", "next summer"), else the latest that has begun by
     the document's date (the next one when the sentence speaks of what will happen). "That summer" is the text's

@@ -951,8 +951,10 @@ class LanguageExtractor(GraphExtractor):
         # Only as the name's own last word after a capitalised word of it: once a title is cut off its end ("Ana
         # Roe, Chief Financial Officer"), or after a lower-case word ("Ana Roe as Senior ..."), it opens an office.
         cut = False
-        while len(span) > 1 and title_word(span[-1]) and (
-            cut or span[-1].lower_ not in OFFICE_OPENERS or not span[-2].text[:1].isupper()
+        while (
+            len(span) > 1
+            and title_word(span[-1])
+            and (cut or span[-1].lower_ not in OFFICE_OPENERS or not span[-2].text[:1].isupper())
         ):
             span, cut = span[:-1], True
         # A generational suffix ends a person's name ("Tavin Orrell Jr." is not his father, "Tavin Orrell Sr."); alone
@@ -1122,11 +1124,7 @@ class LanguageExtractor(GraphExtractor):
             # Only common words are context features: a name nearby ("Acme", "Zorblex") would make the fitted model
             # learn the entities of the set it is fitted on.
             entity.evidence.context.update(
-                {
-                    t.lemma_.lower()
-                    for t in around
-                    if _context_word(t) and not (mention.start <= t.i < mention.end)
-                }
+                {t.lemma_.lower() for t in around if _context_word(t) and not (mention.start <= t.i < mention.end)}
             )
         # A heading "Name: a description" (the tagger often misreads the name there).
         colon = next((t.i for t in sentence if t.text in (":", "—", "–")), None)

@@ -118,8 +118,10 @@ def deserialize_graph_store(data: GraphStore | dict[str, Any] | None) -> GraphSt
     module, _, name = str(data["type"]).rpartition(".")
     try:
         # Our own stores load anywhere; any other class goes through Haystack's deserialisation allowlist.
-        cls = getattr(importlib.import_module(module), name) if data["type"] in _OWN_STORES else import_class_by_name(
-            data["type"]
+        cls = (
+            getattr(importlib.import_module(module), name)
+            if data["type"] in _OWN_STORES
+            else import_class_by_name(data["type"])
         )
     except (ImportError, AttributeError) as exc:
         raise DeserializationError(f"graph_store type {data['type']!r} cannot be imported") from exc

@@ -113,17 +113,16 @@ class GraphSearch(GraphStoreComponent):
         self.spacy_model = setting_or(spacy_model, "spacy_model")
         self.timeout_s = setting_or(timeout_s, "tool_timeout_s")  # None: TOOL_TIMEOUT_S as the branch is built
         self.graph_store = resolved_graph_store(graph_store, collection)
-        policy = guard_policy_from_settings(
-            self, breaker, timeout_s=self.timeout_s
-        )
+        policy = guard_policy_from_settings(self, breaker, timeout_s=self.timeout_s)
         self._guard = SourceGuard(SOURCE, policy)
         self._store: GraphStore | None = None
         self._model: Any = None
         self.document_store = check_document_store(document_store)
         # The passages' chunks.
         self.document_field = document_field_of(document_field)
-        self._kb = KnowledgeBaseAccess(self.document_store, collection, embedding_model=self.embedding_model,
-                                       document_field=self.document_field)
+        self._kb = KnowledgeBaseAccess(
+            self.document_store, collection, embedding_model=self.embedding_model, document_field=self.document_field
+        )
         self._passage_graph: PassageGraphCache | None = None
         self.min_event_confidence = check_min_confidence(min_event_confidence)
 
@@ -219,7 +218,11 @@ class GraphSearch(GraphStoreComponent):
                     facts.append(fact.contract())
 
     def _search(
-        self, query: str, query_embedding: list[float] | None, as_of: str | dt.date | None, limit: int,
+        self,
+        query: str,
+        query_embedding: list[float] | None,
+        as_of: str | dt.date | None,
+        limit: int,
         scope: SearchFilters,
     ) -> SourceResult:
         self.warm_up()

@@ -215,8 +215,7 @@ class GraphIngestHook:
                     f"fits the text ({first_line(exc, 200)}); nothing was changed, and the next ingest tries again"
                 ) from exc
             logger.warning(
-                "Graph extraction failed for {document_id} (attempt {attempt} of {attempts}{after}; {graph}): "
-                "{reason}",
+                "Graph extraction failed for {document_id} (attempt {attempt} of {attempts}{after}; {graph}): {reason}",
                 document_id=document.document_id,
                 attempt=attempt,
                 attempts=self.max_attempts,

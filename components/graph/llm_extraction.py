@@ -79,8 +79,11 @@ class LLMGraphExtractor(GraphExtractor):
             raise ValueError(
                 "GRAPH_EXTRACTOR is llm but no chat model is configured (OPENAI_BASE_URL / OPENAI_API_KEY)"
             )
-        return cls(model=settings.openai_model, api_base_url=settings.openai_base_url,
-                   max_response_bytes=settings.upstream_max_bytes)
+        return cls(
+            model=settings.openai_model,
+            api_base_url=settings.openai_base_url,
+            max_response_bytes=settings.upstream_max_bytes,
+        )
 
     def _chat(self, prompt: str, sentences: str) -> str:
         if self._generator is None:

@@ -245,7 +245,12 @@ _GRAPH_FACTS_TABLES = (
 )
 _TABLES = ("entities", "aliases", "facts", "fact_entities", "fact_mentions", "documents")
 _INDEXES = (
-    "facts_doc_idx", "facts_date_idx", "facts_tsv_idx", "fe_entity_idx", "aliases_doc_idx", "aliases_entity_idx"
+    "facts_doc_idx",
+    "facts_date_idx",
+    "facts_tsv_idx",
+    "fe_entity_idx",
+    "aliases_doc_idx",
+    "aliases_entity_idx",
 )
 
 

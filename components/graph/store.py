@@ -256,8 +256,16 @@ def fact_from_row(row: Mapping[str, Any]) -> Fact:
 
 # The fact's own properties, stored as they are; its dates are stored as ISO text (see `_fact_row`).
 _FACT_PROPERTIES = (
-    "uuid", "document_id", "chunk_id", "chunk_index", "sentence_index", "text", "date_method", "document_title",
-    "document_url", "confidence",
+    "uuid",
+    "document_id",
+    "chunk_id",
+    "chunk_index",
+    "sentence_index",
+    "text",
+    "date_method",
+    "document_title",
+    "document_url",
+    "confidence",
 )
 
 

@@ -53,8 +53,13 @@ class IngestLimits:
     def from_settings(cls, settings: Settings | None = None) -> IngestLimits:
         """The limits `settings` (None: the process's) set (`INGEST_MAX_*`)."""
         settings = settings or get_settings()
-        return cls(settings.ingest_max_file_bytes, settings.ingest_max_chars, settings.ingest_max_chunks,
-                   settings.ingest_max_elements, settings.ingest_max_parse_s)
+        return cls(
+            settings.ingest_max_file_bytes,
+            settings.ingest_max_chars,
+            settings.ingest_max_chunks,
+            settings.ingest_max_elements,
+            settings.ingest_max_parse_s,
+        )
 
     def check_bytes(self, size: int) -> None:
         """Refuse a file of `size` bytes over the byte limit."""
@@ -125,8 +130,9 @@ class IngestLimits:
             parser = etree.XMLParser(target=counter, resolve_entities=False, no_network=True, recover=True)
             self._count(parser, counter, [stream], deadline, what)
 
-    def _count(self, parser: Any, counter: _ElementCounter, streams: Iterable[IO[bytes]], deadline: float,
-               what: str) -> None:
+    def _count(
+        self, parser: Any, counter: _ElementCounter, streams: Iterable[IO[bytes]], deadline: float, what: str
+    ) -> None:
         for stream in streams:
             while chunk := stream.read(_FEED_BYTES):
                 parser.feed(chunk)

@@ -20,6 +20,7 @@ CHUNK_OVERLAP_TOKENS: int = default_setting("chunk_overlap_tokens")
 
 logger = logging.getLogger(__name__)
 
+
 @dataclass
 class _Unit:
     """A sentence (or a piece of an over-long one) with its word-piece count and where each piece starts."""
@@ -67,7 +68,9 @@ class TokenSplitter:
     """
 
     def __init__(
-        self, chunk_tokens: int = CHUNK_TOKENS, overlap_tokens: int = CHUNK_OVERLAP_TOKENS,
+        self,
+        chunk_tokens: int = CHUNK_TOKENS,
+        overlap_tokens: int = CHUNK_OVERLAP_TOKENS,
         model: str = DEFAULT_EMBEDDING_MODEL,
     ) -> None:
         if not isinstance(chunk_tokens, int) or chunk_tokens < 8:

@@ -75,8 +75,10 @@ class DocumentRecogniser:
 
     def __init__(self, collection: str, document_field: str | None = None) -> None:
         if document_field is not None and (not isinstance(document_field, str) or not document_field.strip()):
-            raise ValueError("document_field must be a meta field's name, or None to recognise documents by "
-                             f"{', '.join(DOCUMENT_KEYS)}")
+            raise ValueError(
+                "document_field must be a meta field's name, or None to recognise documents by "
+                f"{', '.join(DOCUMENT_KEYS)}"
+            )
         self.collection = collection
         self.document_field = document_field.strip() if document_field else None
         self._groups: dict[tuple[str | None, str], _Group] = {}

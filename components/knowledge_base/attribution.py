@@ -138,7 +138,10 @@ class KnowledgeBaseAccess:
                     if document_store is None:
                         document_store = document_store_for(self._settings, self.collection)
                     self._store = knowledge_base_for(
-                        document_store, self.embedding_model, self.checks_text_analysis, self.document_field,
+                        document_store,
+                        self.embedding_model,
+                        self.checks_text_analysis,
+                        self.document_field,
                         keyword_index_max_postings=self.keyword_index_max_postings,
                     )
                 except (KnowledgeBaseMismatch, ValueError) as exc:  # retrying cannot help
@@ -235,7 +238,11 @@ class KnowledgeBaseComponent(GuardedComponent):
         # built; blank: the known fields).
         self.document_field = document_field_of(document_field)
         self._kb = KnowledgeBaseAccess(
-            self.document_store, collection, self.BACKEND, self.embedding_model, self.CHECKS_TEXT_ANALYSIS,
+            self.document_store,
+            collection,
+            self.BACKEND,
+            self.embedding_model,
+            self.CHECKS_TEXT_ANALYSIS,
             self.document_field,
         )
 

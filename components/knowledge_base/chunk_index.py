@@ -210,7 +210,8 @@ class ChunkIndex(ABC):
             if recorded is None and holds_chunks:
                 logger.warning(
                     "The keyword index of {collection} does not say which text analysis counted its terms; if "
-                    "keyword results look wrong, re-ingest it into a new collection.", collection=self.collection
+                    "keyword results look wrong, re-ingest it into a new collection.",
+                    collection=self.collection,
                 )
                 return None
             return current

@@ -32,7 +32,6 @@ class RefreshableHook(IngestHook, Protocol):
         """For each document id: whether its derived data is of the hook's current version."""
 
 
-
 @runtime_checkable
 class ReportingHook(IngestHook, Protocol):
     """A hook with something to tell after an ingestion run (documents it could not handle, and what to do)."""

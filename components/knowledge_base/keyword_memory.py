@@ -177,7 +177,9 @@ class KeywordMemory:
             if (self._loading is not None and self._loading.is_alive()) or time.monotonic() < self._next_load:
                 return
             self._loading = threading.Thread(
-                target=self._load_quietly, args=(max_postings,), name=f"keyword-memory-{self._postings.collection}",
+                target=self._load_quietly,
+                args=(max_postings,),
+                name=f"keyword-memory-{self._postings.collection}",
                 daemon=True,
             )
             _stop_loads_at_exit()
@@ -225,7 +227,8 @@ class KeywordMemory:
         except Exception as exc:  # noqa: BLE001 - a failed load leaves questions on the server-side function
             logger.warning(
                 "The in-memory keyword index of {collection} could not be loaded: {reason}",
-                collection=self._postings.collection, reason=str(exc).splitlines()[0] if str(exc) else repr(exc),
+                collection=self._postings.collection,
+                reason=str(exc).splitlines()[0] if str(exc) else repr(exc),
             )
         finally:
             spent = time.monotonic() - started
@@ -248,7 +251,9 @@ class KeywordMemory:
                 self._too_large = (postings, time.monotonic())
                 logger.info(
                     "Keyword search of {collection} stays on the database: {postings} postings, more than the "
-                    "{limit} an in-memory index may hold", collection=self._postings.collection, postings=postings,
+                    "{limit} an in-memory index may hold",
+                    collection=self._postings.collection,
+                    postings=postings,
                     limit=max_postings,
                 )
                 with self._lock:
@@ -259,7 +264,9 @@ class KeywordMemory:
                 logger.info(
                     "Keyword search of {collection} stays on the database for now: its {postings} postings do not fit "
                     "beside the other in-memory keyword indexes of this process (at most {limit} postings in all)",
-                    collection=self._postings.collection, postings=postings, limit=max_postings,
+                    collection=self._postings.collection,
+                    postings=postings,
+                    limit=max_postings,
                 )
                 return None
             df = dict(conn.execute(q("SELECT term, df FROM {terms} WHERE df > 0")).fetchall())
@@ -284,29 +291,43 @@ class KeywordMemory:
                     term_ids.extend([number(term, len(vocabulary)) for term in counts])
                     term_counts.extend(counts.values())
                     per_chunk.append(len(counts))
-        copy = _assemble(generation, total_terms, n_chunks, chunk_ids, lengths, df, vocabulary, term_ids, term_counts,
-                         per_chunk)
+        copy = _assemble(
+            generation, total_terms, n_chunks, chunk_ids, lengths, df, vocabulary, term_ids, term_counts, per_chunk
+        )
         with self._lock:
             self._copy, self._too_large, self._no_room_until = copy, None, 0.0
             self._used = time.monotonic()
             self.loads += 1
         logger.debug(
             "In-memory keyword index of {collection} loaded: {chunks} chunks, {postings} postings, generation {g}",
-            collection=self._postings.collection, chunks=copy.n, postings=copy.postings, g=generation,
+            collection=self._postings.collection,
+            chunks=copy.n,
+            postings=copy.postings,
+            g=generation,
         )
         return copy
 
 
 def _assemble(
-    generation: int, total_terms: int, n_chunks: int, chunk_ids: list[str], lengths: array, df: dict[str, int],
-    vocabulary: dict[str, int], term_ids: array, term_counts: array, per_chunk: array,
+    generation: int,
+    total_terms: int,
+    n_chunks: int,
+    chunk_ids: list[str],
+    lengths: array,
+    df: dict[str, int],
+    vocabulary: dict[str, int],
+    term_ids: array,
+    term_counts: array,
+    per_chunk: array,
 ) -> MemoryPostings:
     """The chunk-major postings read, term-major: each term's postings contiguous."""
     if n_chunks != len(chunk_ids):  # the totals and the counts are one snapshot: they agree unless a write broke them
         logger.warning("The keyword totals count {n} chunks, the term counts {m}", n=n_chunks, m=len(chunk_ids))
     terms = np.frombuffer(term_ids, dtype=np.int32) if len(term_ids) else np.zeros(0, dtype=np.int32)
-    chunk_of = np.repeat(np.arange(len(chunk_ids), dtype=np.int32), np.frombuffer(per_chunk, dtype=np.int32)
-                         if len(per_chunk) else np.zeros(0, dtype=np.int32))
+    chunk_of = np.repeat(
+        np.arange(len(chunk_ids), dtype=np.int32),
+        np.frombuffer(per_chunk, dtype=np.int32) if len(per_chunk) else np.zeros(0, dtype=np.int32),
+    )
     tf = np.frombuffer(term_counts, dtype=np.int32) if len(term_counts) else np.zeros(0, dtype=np.int32)
     order = np.argsort(terms, kind="stable")
     chunks = chunk_of[order]

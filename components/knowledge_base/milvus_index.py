@@ -207,7 +207,9 @@ def open_chunk_index(
     settings = get_settings()
     model = embedding_model or settings.embedding_model
     return MilvusChunkIndex(
-        document_store, embedding_model=model, dimension=embedding_dimension(settings),
+        document_store,
+        embedding_model=model,
+        dimension=embedding_dimension(settings),
         checks_text_analysis=checks_text_analysis,
     )
 
@@ -372,9 +374,7 @@ class MilvusChunkIndex(ChunkIndex):
         if description.get("enable_dynamic_field"):
             self._output.append("$meta")
         functions = description.get("functions") or []
-        self._keyword_ready = any(
-            layout.sparse in (function.get("output_field_names") or []) for function in functions
-        )
+        self._keyword_ready = any(layout.sparse in (function.get("output_field_names") or []) for function in functions)
 
     def _ensure_evidence_collections(self) -> None:
         from pymilvus import DataType

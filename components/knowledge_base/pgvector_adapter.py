@@ -132,8 +132,9 @@ def _comparison(node: dict[str, Any], params: list[Any]) -> sql.Composable:
             try:
                 dt.datetime.fromisoformat(value)
             except ValueError:
-                raise FilterError(f"The filter on {field} compares a string with {operator}: only ISO dates "
-                                  "compare.") from None
+                raise FilterError(
+                    f"The filter on {field} compares a string with {operator}: only ISO dates compare."
+                ) from None
         column = _column(field, value, params)
         params.append(value)
         return sql.SQL(f"{{}} {_ORDER[operator]} %s").format(column)

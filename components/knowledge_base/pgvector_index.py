@@ -477,7 +477,8 @@ class PgvectorChunkIndex(ChunkIndex):
                     self._q(
                         "SELECT t.id, t.content, t.meta, {cosine}, f.score FROM {top} f JOIN {table} t "
                         "ON t.id = f.chunk_id ORDER BY f.place",
-                        cosine=cosine, top=self._postings.top(),
+                        cosine=cosine,
+                        top=self._postings.top(),
                     ),
                     [*vector, *self._postings.top_params(wanted, limit)],
                 ).fetchall()
@@ -492,8 +493,9 @@ class PgvectorChunkIndex(ChunkIndex):
             rows = conn.execute(
                 self._q(
                     "WITH f AS ({top}) SELECT t.id, t.content, t.meta, {cosine}, f.score FROM f JOIN {table} t "
-                    "ON t.id = f.chunk_id ORDER BY f.score DESC, f.chunk_id COLLATE \"C\"",
-                    top=self._postings.filtered_top(where), cosine=cosine,
+                    'ON t.id = f.chunk_id ORDER BY f.score DESC, f.chunk_id COLLATE "C"',
+                    top=self._postings.filtered_top(where),
+                    cosine=cosine,
                 ),
                 [wanted, *params, limit, *vector],
             ).fetchall()
@@ -528,7 +530,9 @@ class PgvectorChunkIndex(ChunkIndex):
                     "  SELECT t.id, t.content, t.meta, {cosine} AS cosine, c.place "
                     "  FROM unnest(%s::text[]) WITH ORDINALITY AS c(wanted_id, place) JOIN {table} t "
                     "  ON t.id = c.wanted_id WHERE true {where} ORDER BY c.place LIMIT %s) x ON true ORDER BY x.place",
-                    totals=self._postings.totals_table, cosine=cosine, where=where,
+                    totals=self._postings.totals_table,
+                    cosine=cosine,
+                    where=where,
                 ),
                 [*vector, [chunk_id for chunk_id, _ in ranked], *params, limit],
             ).fetchall()
@@ -713,8 +717,10 @@ class PgvectorChunkIndex(ChunkIndex):
             if statistics is None:
                 return []
             top = self._postings.search(conn, _idf(statistics), limit, statistics.avg_terms)
-            conn.execute(self._q("SELECT id, content, meta FROM {table} WHERE id = ANY(%s)"),
-                         ([chunk_id for chunk_id, _ in top],)).fetchall()
+            conn.execute(
+                self._q("SELECT id, content, meta FROM {table} WHERE id = ANY(%s)"),
+                ([chunk_id for chunk_id, _ in top],),
+            ).fetchall()
         return top
 
     @contextmanager
@@ -919,8 +925,11 @@ def open_chunk_index(
 ) -> PgvectorChunkIndex:
     """The chunk index over `document_store` (on the database `_store_url` resolves)."""
     return PgvectorChunkIndex(
-        document_store, url=_store_url(document_store), embedding_model=embedding_model,
-        checks_text_analysis=checks_text_analysis, keyword_index_max_postings=keyword_index_max_postings,
+        document_store,
+        url=_store_url(document_store),
+        embedding_model=embedding_model,
+        checks_text_analysis=checks_text_analysis,
+        keyword_index_max_postings=keyword_index_max_postings,
     )
 
 

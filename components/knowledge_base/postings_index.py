@@ -83,9 +83,17 @@ _START = "(floor(random() * 1e15))::bigint"
 # How the statements below spell their parameters: psycopg's placeholders (the client-side search) or the
 # variables of the server-side function (`create_function`), so that both run the same SQL.
 _CLIENT = {
-    "terms": "%(terms)s::text[]", "idf": "%(idf)s::float8[]", "depth": "%(depth)s", "limit": "%(limit)s",
-    "avg": "%(avg)s::float8", "slack": "%(slack)s", "complete": "%(complete)s", "theta": "%(theta)s",
-    "others": "%(others)s::text[]", "others_idf": "%(others_idf)s::float8[]", "ids": "%(ids)s",
+    "terms": "%(terms)s::text[]",
+    "idf": "%(idf)s::float8[]",
+    "depth": "%(depth)s",
+    "limit": "%(limit)s",
+    "avg": "%(avg)s::float8",
+    "slack": "%(slack)s",
+    "complete": "%(complete)s",
+    "theta": "%(theta)s",
+    "others": "%(others)s::text[]",
+    "others_idf": "%(others_idf)s::float8[]",
+    "ids": "%(ids)s",
 }
 _SERVER = {name: f"v_{name}" for name in _CLIENT}
 # Bump when the function's body changes: a collection whose function has another version gets it replaced on open.
@@ -129,8 +137,12 @@ class KeywordPostings:
 
     def _q(self, template: str, **more: Any) -> sql.Composed:
         return sql.SQL(template).format(
-            postings=self._postings, totals=self._totals, chunk_terms=self._chunk_terms, terms=self._terms,
-            function=self._function, **more
+            postings=self._postings,
+            totals=self._totals,
+            chunk_terms=self._chunk_terms,
+            terms=self._terms,
+            function=self._function,
+            **more,
         )
 
     def statement(self, template: str, **more: Any) -> sql.Composed:
@@ -153,7 +165,9 @@ class KeywordPostings:
             if exists:  # a collection made by an earlier version: its function is brought up to date on open
                 logger.info(
                     "Keyword search function of {collection} updated ({old} -> {new})",
-                    collection=self.collection, old=version or "none", new=FUNCTION_VERSION,
+                    collection=self.collection,
+                    old=version or "none",
+                    new=FUNCTION_VERSION,
                 )
         if exists:
             if not generation:  # made before the in-memory copies (`keyword_memory`): the column they compare
@@ -167,8 +181,10 @@ class KeywordPostings:
         )
         # INCLUDE: a list is read from the index alone.
         conn.execute(
-            self._q("CREATE INDEX {name} ON {postings} (term, impact DESC, chunk_id) INCLUDE (tf, dl)",
-                    name=self._order_index)
+            self._q(
+                "CREATE INDEX {name} ON {postings} (term, impact DESC, chunk_id) INCLUDE (tf, dl)",
+                name=self._order_index,
+            )
         )
         conn.execute(
             self._q(
@@ -243,7 +259,7 @@ class KeywordPostings:
 
     def _function_body(self) -> sql.Composed:
         p = _SERVER
-        order = "ORDER BY z.s DESC, z.i COLLATE \"C\""  # Python's order of (-score, chunk id)
+        order = 'ORDER BY z.s DESC, z.i COLLATE "C"'  # Python's order of (-score, chunk id)
         return sql.SQL(
             f"""
 #variable_conflict use_column
@@ -322,8 +338,11 @@ BEGIN
 END
 """
         ).format(
-            totals=self._totals, terms=self._terms,
-            round=self._round_sql(p), essential=self._essential_sql(p), others=self._others_sql(p),
+            totals=self._totals,
+            terms=self._terms,
+            round=self._round_sql(p),
+            essential=self._essential_sql(p),
+            others=self._others_sql(p),
             others_scan=self._others_scan_sql(p),
         )
 
@@ -335,8 +354,14 @@ END
     @staticmethod
     def top_params(terms: list[str], limit: int) -> tuple:
         """The parameters of `top`: what `search` passes for the same question and `limit`."""
-        return (list(terms), limit, max(FIRST_DEPTH, limit), max(COMPLETED * limit, MIN_COMPLETED),
-                max(OTHERS_BATCH * limit, MIN_COMPLETED), LOOKUP_POSTINGS)
+        return (
+            list(terms),
+            limit,
+            max(FIRST_DEPTH, limit),
+            max(COMPLETED * limit, MIN_COMPLETED),
+            max(OTHERS_BATCH * limit, MIN_COMPLETED),
+            LOOKUP_POSTINGS,
+        )
 
     def search_on_server(self, conn: Any, terms: list[str], limit: int) -> list[tuple[str, float]]:
         """`search` as the one call of the server-side function (the collection's statistics read there)."""
@@ -458,9 +483,12 @@ END
             if scan:
                 members = candidates[done:]
             done += len(members)
-            extra = dict(conn.execute(self._others_scan if scan else self._others,
-                                      {"avg": average, "others": others, "others_idf": others_idf,
-                                       "ids": [row[0] for row in members]}))
+            extra = dict(
+                conn.execute(
+                    self._others_scan if scan else self._others,
+                    {"avg": average, "others": others, "others_idf": others_idf, "ids": [row[0] for row in members]},
+                )
+            )
             scored.extend((str(row[0]), float(row[1]) + float(extra.get(row[0]) or 0.0)) for row in members)
             scored.sort(key=lambda item: (-item[1], item[0]))
             if len(scored) >= limit and done < len(candidates) and scored[limit - 1][1] >= candidates[done][1] + rest:
@@ -472,8 +500,15 @@ END
     def _round_values(
         terms: list[str], weights: list[float], depth: int, limit: int, average: float, complete: int
     ) -> dict:
-        return {"terms": terms, "idf": weights, "depth": depth, "limit": limit, "avg": average,
-                "slack": min(1.0, REFERENCE_LENGTH / average), "complete": complete}
+        return {
+            "terms": terms,
+            "idf": weights,
+            "depth": depth,
+            "limit": limit,
+            "avg": average,
+            "slack": min(1.0, REFERENCE_LENGTH / average),
+            "complete": complete,
+        }
 
     @property
     def _round(self) -> sql.Composed:
@@ -487,19 +522,19 @@ END
         average = f"({p['avg']})"
         return self._q(
             f"""
-            WITH q AS (SELECT * FROM unnest({p['terms']}, {p['idf']}) AS q(term, idf)),
+            WITH q AS (SELECT * FROM unnest({p["terms"]}, {p["idf"]}) AS q(term, idf)),
             r AS (
                 SELECT q.term, p.chunk_id, p.impact,
-                       q.idf * {_weight('p.tf', 'p.dl', average)} AS w
+                       q.idf * {_weight("p.tf", "p.dl", average)} AS w
                 FROM q CROSS JOIN LATERAL (
                     SELECT chunk_id, impact, tf, dl FROM {{postings}} WHERE term = q.term
-                    ORDER BY impact DESC LIMIT {p['depth']}) p
+                    ORDER BY impact DESC LIMIT {p["depth"]}) p
             ),
             edge AS (
                 -- The most an unread posting of the list can score (0 once the list is read to its end): at the real
                 -- average its saturated frequency is at most s / (s + slack (1 - s)) for a stored impact s.
-                SELECT q.term, CASE WHEN count(r.chunk_id) < {p['depth']} THEN 0::float8
-                       ELSE q.idf * {k1 + 1} * min(r.impact) / (min(r.impact) + {p['slack']} * (1 - min(r.impact)))
+                SELECT q.term, CASE WHEN count(r.chunk_id) < {p["depth"]} THEN 0::float8
+                       ELSE q.idf * {k1 + 1} * min(r.impact) / (min(r.impact) + {p["slack"]} * (1 - min(r.impact)))
                        END AS bound
                 FROM q LEFT JOIN r ON r.term = q.term GROUP BY q.term, q.idf
             ),
@@ -516,15 +551,15 @@ END
                 FROM c
             ),
             -- The best a chunk not completed here can score.
-            rest AS (SELECT coalesce(max(upper), 0) AS upper FROM ranked WHERE place > {p['complete']}),
+            rest AS (SELECT coalesce(max(upper), 0) AS upper FROM ranked WHERE place > {p["complete"]}),
             exact AS (
                 SELECT c.chunk_id, CASE WHEN c.unseen <= 0 THEN c.lower ELSE (
-                    SELECT coalesce(sum(q.idf * {_weight('x.tf', 's.term_total', average)}), 0)
+                    SELECT coalesce(sum(q.idf * {_weight("x.tf", "s.term_total", average)}), 0)
                     FROM {{chunk_terms}} s, q, LATERAL (SELECT (s.term_counts ->> q.term)::float8 AS tf) x
                     WHERE s.chunk_id = c.chunk_id AND x.tf IS NOT NULL) END AS score
-                FROM ranked c WHERE c.place <= {p['complete']}
+                FROM ranked c WHERE c.place <= {p["complete"]}
             ),
-            top AS (SELECT chunk_id, score FROM exact ORDER BY score DESC, chunk_id COLLATE "C" LIMIT {p['limit']})
+            top AS (SELECT chunk_id, score FROM exact ORDER BY score DESC, chunk_id COLLATE "C" LIMIT {p["limit"]})
             SELECT top.chunk_id, top.score, tau.tau, rest.upper
             FROM tau CROSS JOIN rest LEFT JOIN top ON true ORDER BY top.score DESC, top.chunk_id COLLATE "C"
             """
@@ -547,18 +582,18 @@ END
             f"""
             WITH q AS (
                 SELECT u.term, u.idf, sum(best.bound) OVER (ORDER BY best.bound, u.term) AS cumulative
-                FROM unnest({p['terms']}, {p['idf']}) AS u(term, idf),
-                LATERAL (SELECT u.idf * {k1 + 1} * p.impact / (p.impact + {p['slack']} * (1 - p.impact)) AS bound
+                FROM unnest({p["terms"]}, {p["idf"]}) AS u(term, idf),
+                LATERAL (SELECT u.idf * {k1 + 1} * p.impact / (p.impact + {p["slack"]} * (1 - p.impact)) AS bound
                          FROM {{postings}} p WHERE p.term = u.term ORDER BY p.impact DESC LIMIT 1) best
             ),
             rest AS (SELECT coalesce(max(cumulative) FILTER (WHERE cumulative < {theta}), 0) AS bound FROM q),
             e AS (
-                SELECT p.chunk_id, sum(q.idf * {_weight('p.tf', 'p.dl', average)}) AS partial
+                SELECT p.chunk_id, sum(q.idf * {_weight("p.tf", "p.dl", average)}) AS partial
                 FROM q JOIN {{postings}} p ON p.term = q.term WHERE q.cumulative >= {theta} GROUP BY p.chunk_id
             ),
             -- Essential scores are part of the exact ones: their k-th best is a floor too, often a higher one.
             floor AS (SELECT greatest({theta}, (SELECT partial FROM e ORDER BY partial DESC
-                                                OFFSET {p['limit']} - 1 LIMIT 1)) AS theta),
+                                                OFFSET {p["limit"]} - 1 LIMIT 1)) AS theta),
             -- Both arrays from one sort of the kept chunks (an aggregate reads a sorted subquery in its order).
             kept AS (
                 SELECT array_agg(k.chunk_id) AS candidates, array_agg(k.partial) AS partials FROM (
@@ -587,9 +622,9 @@ END
         return self._q(
             f"""
             SELECT p.chunk_id,
-                   sum(q.idf * {_weight('p.tf', 'p.dl', p['avg'])})
-            FROM unnest({p['others']}, {p['others_idf']}) AS q(term, idf)
-            JOIN {{postings}} p ON p.term = q.term JOIN unnest({p['ids']}::text[]) AS m(id) ON m.id = p.chunk_id
+                   sum(q.idf * {_weight("p.tf", "p.dl", p["avg"])})
+            FROM unnest({p["others"]}, {p["others_idf"]}) AS q(term, idf)
+            JOIN {{postings}} p ON p.term = q.term JOIN unnest({p["ids"]}::text[]) AS m(id) ON m.id = p.chunk_id
             GROUP BY p.chunk_id
             """
         )
@@ -599,10 +634,10 @@ END
         return self._q(
             f"""
             SELECT s.chunk_id,
-                   sum(q.idf * {_weight('x.tf', 's.term_total', p['avg'])})
-            FROM unnest({p['others']}, {p['others_idf']}) AS q(term, idf), {{chunk_terms}} s,
+                   sum(q.idf * {_weight("x.tf", "s.term_total", p["avg"])})
+            FROM unnest({p["others"]}, {p["others_idf"]}) AS q(term, idf), {{chunk_terms}} s,
                  LATERAL (SELECT (s.term_counts ->> q.term)::float8 AS tf) x
-            WHERE s.chunk_id = ANY({p['ids']}) AND x.tf IS NOT NULL GROUP BY s.chunk_id
+            WHERE s.chunk_id = ANY({p["ids"]}) AND x.tf IS NOT NULL GROUP BY s.chunk_id
             """
         )
 
@@ -617,7 +652,7 @@ END
             d AS (SELECT d.term, ln(1.0::float8 + ((s.n - least(d.df, s.n))::float8 + 0.5::float8)
                                     / (least(d.df, s.n)::float8 + 0.5::float8)) AS idf
                   FROM {{terms}} d, s WHERE d.term = ANY(%s::text[]) AND d.df > 0)
-            SELECT p.chunk_id, sum(d.idf * {_weight('p.tf', 'p.dl', 's.average')})
+            SELECT p.chunk_id, sum(d.idf * {_weight("p.tf", "p.dl", "s.average")})
                    AS score
             FROM d JOIN {{postings}} p ON p.term = d.term JOIN {{table}} ON {{table}}.id = p.chunk_id, s
             WHERE true {{where}}
@@ -639,7 +674,7 @@ END
     ) -> list[tuple[str, float]]:
         statement = self._q(
             f"""
-            SELECT p.chunk_id, sum(q.idf * {_weight('p.tf', 'p.dl', '%s::float8')})
+            SELECT p.chunk_id, sum(q.idf * {_weight("p.tf", "p.dl", "%s::float8")})
                    AS score
             FROM unnest(%s::text[], %s::float8[]) AS q(term, idf)
             JOIN {{postings}} p ON p.term = q.term JOIN {{table}} ON {{table}}.id = p.chunk_id

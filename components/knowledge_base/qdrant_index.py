@@ -651,9 +651,7 @@ def document_store_for(settings: Settings, collection: str, dimension: int) -> A
     return QdrantDocumentStore(path=str(settings.qdrant_path or settings.data_dir / "qdrant"), **common)
 
 
-def open_chunk_index(
-    document_store: Any, embedding_model: str, checks_text_analysis: bool = True
-) -> QdrantChunkIndex:
+def open_chunk_index(document_store: Any, embedding_model: str, checks_text_analysis: bool = True) -> QdrantChunkIndex:
     """The chunk index over a `QdrantDocumentStore`, its collections set up (one sentence when it cannot be)."""
     index = QdrantChunkIndex(document_store, embedding_model, checks_text_analysis)
     index.count()  # opens the client and sets the collections up now, so that errors surface here

@@ -80,8 +80,14 @@ class KnowledgeBaseSearch(KnowledgeBaseComponent):
         self.mode = mode
         source_name = f"kb_{mode}" if source_name is None else source_name
         KnowledgeBaseComponent.__init__(
-            self, document_store, collection, source_name, timeout_s, breaker,
-            embedding_model, document_field,
+            self,
+            document_store,
+            collection,
+            source_name,
+            timeout_s,
+            breaker,
+            embedding_model,
+            document_field,
         )
         # Results cached for this long (0: not at all; None: CACHE_TTL_S as the search is built).
         self.cache_ttl_s = float(setting_or(cache_ttl_s, "cache_ttl_s"))
@@ -89,7 +95,8 @@ class KnowledgeBaseSearch(KnowledgeBaseComponent):
         # Keyword search on pgvector scores in an in-memory copy of the postings while the knowledge base holds at
         # most this many (0: always on the database; None: KEYWORD_INDEX_MAX_POSTINGS as the search is built).
         if keyword_index_max_postings is not None and (
-            isinstance(keyword_index_max_postings, bool) or not isinstance(keyword_index_max_postings, int)
+            isinstance(keyword_index_max_postings, bool)
+            or not isinstance(keyword_index_max_postings, int)
             or keyword_index_max_postings < 0
         ):
             raise ValueError("keyword_index_max_postings must be a whole number of postings, 0 or more (0: off)")
@@ -131,9 +138,7 @@ class KnowledgeBaseSearch(KnowledgeBaseComponent):
         try:
             text = bounded_text("the question", query, MAX_QUERY_CHARS)
             limit_n = self.limit if limit is None else clamp(limit, 1, 50, "limit")
-            floor = (
-                self.min_relevance if min_relevance is None else clamp(min_relevance, 0.0, 1.0, "min_relevance")
-            )
+            floor = self.min_relevance if min_relevance is None else clamp(min_relevance, 0.0, 1.0, "min_relevance")
             weight = self.text_weight if text_weight is None else clamp(text_weight, 0.0, 1.0, "text_weight")
         except ValueError as exc:
             message = str(exc)
@@ -230,8 +235,14 @@ class KnowledgeBaseSearch(KnowledgeBaseComponent):
             `status`: this source's `SourceStatus`; `branch`: the same documents as the ranker's `BranchDocuments`.
         """
         plan, key = self._request(
-            sources, query=query, query_embedding=query_embedding, limit=limit, min_relevance=min_relevance,
-            text_weight=text_weight, filters=filters, as_of=as_of,
+            sources,
+            query=query,
+            query_embedding=query_embedding,
+            limit=limit,
+            min_relevance=min_relevance,
+            text_weight=text_weight,
+            filters=filters,
+            as_of=as_of,
         )
         return self._guard().outputs(plan, key=key, branch=True)
 

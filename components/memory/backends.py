@@ -107,9 +107,9 @@ class MemoryComponent(GuardedComponent):
         self.timeout_s = timeout_s if timeout_s is not None else settings.tool_timeout_s
         self.retries = retries if retries is not None else settings.tool_retries
         self._settings = settings  # the database and a ZEP_API_KEY written in `.env`, for the store made later
-        self._guard = SourceGuard(self.SOURCE, guard_policy_from_settings(
-            self, breaker, timeout_s=self.timeout_s, retries=self.retries
-        ))
+        self._guard = SourceGuard(
+            self.SOURCE, guard_policy_from_settings(self, breaker, timeout_s=self.timeout_s, retries=self.retries)
+        )
         self._model: EmbeddingModel | None = None
         self._given_store = memory_store
         self._lock = threading.Lock()
@@ -143,7 +143,11 @@ class MemoryComponent(GuardedComponent):
                 if self._given_store is None:
                     key = self.zep_api_key.resolve_value() if self.zep_api_key is not None else None
                     self._given_store = make_memory_store(
-                        self.backend, self.table, self.zep_api_url, key, self._guard.policy.timeout_s,
+                        self.backend,
+                        self.table,
+                        self.zep_api_url,
+                        key,
+                        self._guard.policy.timeout_s,
                         settings=self._settings,
                     )
         return self._given_store

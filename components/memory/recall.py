@@ -178,7 +178,13 @@ class MemoryRecall(MemoryComponent):
                 # Remembered conversations are not documents: a filter naming document types or ids excludes them.
                 return SourceStatus.skipped(SOURCE, "the filters restrict the question to certain documents")
             recall = self._prepare(
-                branch.query, branch.query_embedding, filters, branch.as_of, session_id, user_id, num_results,
+                branch.query,
+                branch.query_embedding,
+                filters,
+                branch.as_of,
+                session_id,
+                user_id,
+                num_results,
                 time_window,
             )
             return lambda: self._recall(recall)

@@ -90,17 +90,13 @@ def _message_interaction(message: Any, session_id: str, score: float | None) -> 
         return None
     meta = dict(message.metadata or {})
     created = (
-        _parse_time(meta.get("interaction_timestamp"))
-        or _parse_time(message.created_at)
-        or dt.datetime.now(dt.UTC)
+        _parse_time(meta.get("interaction_timestamp")) or _parse_time(message.created_at) or dt.datetime.now(dt.UTC)
     )
     is_answer = (message.role_type or "") == "assistant"
     query_text = meta.get("prior_query", "") if is_answer else message.content
     response = message.content if is_answer else ""
     interaction = Interaction(
-        interaction_id=str(
-            meta.get("interaction_id") or message.uuid_ or f"{session_id}:{created.isoformat()}"
-        ),
+        interaction_id=str(meta.get("interaction_id") or message.uuid_ or f"{session_id}:{created.isoformat()}"),
         session_id=session_id or str(meta.get("session_id") or "zep"),
         user_id=meta.get("user_id"),
         query=str(query_text or ""),
@@ -141,8 +137,11 @@ class ZepMemoryStore(MemoryStore):
                 # zep-python's errors drop the headers; Retry-After is read here so the guard's backoff honours it.
                 busy = [lambda response: raise_for_busy(response.status_code, response.headers, "Zep")]
                 # Every answer is read through the capped transport: an endless body stops at the limit or deadline.
-                http = httpx.Client(timeout=self.timeout_s, event_hooks={"response": busy},
-                                    transport=CappedTransport(self.max_bytes, "Zep"))
+                http = httpx.Client(
+                    timeout=self.timeout_s,
+                    event_hooks={"response": busy},
+                    transport=CappedTransport(self.max_bytes, "Zep"),
+                )
                 self._client = Zep(base_url=self.api_url, api_key=self._api_key, httpx_client=http)
             return self._client
 

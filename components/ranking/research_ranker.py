@@ -147,8 +147,9 @@ class ResearchRanker(InitParameterSerialization):
         # For a knowledge base over an attached collection: the meta field naming a chunk's document (None:
         # KB_DOCUMENT_FIELD as the ranker is built).
         self.document_field = document_field_of(document_field)
-        self._kb = KnowledgeBaseAccess(self.document_store, embedding_model=self.model,
-                                       document_field=self.document_field)
+        self._kb = KnowledgeBaseAccess(
+            self.document_store, embedding_model=self.model, document_field=self.document_field
+        )
         self._scorer = EvidenceScorer({key: float(value) for key, value in evidence.items()})
         self._model: EmbeddingModel | None = None
 

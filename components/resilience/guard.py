@@ -192,8 +192,11 @@ def nested_breaker(data: dict[str, Any]) -> dict[str, Any]:
     params = data.get("init_parameters") or {}
     if not set(_FLAT_BREAKER_KEYS) & set(params):
         return data
-    warnings.warn("breaker_failures and breaker_cooldown_s are deprecated: write breaker: {failures: N, "
-                  "cooldown_s: S}", DeprecationWarning, stacklevel=3)
+    warnings.warn(
+        "breaker_failures and breaker_cooldown_s are deprecated: write breaker: {failures: N, cooldown_s: S}",
+        DeprecationWarning,
+        stacklevel=3,
+    )
     params = dict(params)
     breaker = {new: params.pop(old) for old, new in _FLAT_BREAKER_KEYS.items() if old in params}
     params["breaker"] = {**breaker, **(params.get("breaker") or {})}

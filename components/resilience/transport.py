@@ -154,8 +154,9 @@ class CappedTransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
     transport sends them (`trust_env=False`: always directly); every answer, proxied or not, is read under the same
     cap and deadline."""
 
-    def __init__(self, max_bytes: int, service: str, inner: httpx.BaseTransport | None = None,
-                 trust_env: bool = True) -> None:
+    def __init__(
+        self, max_bytes: int, service: str, inner: httpx.BaseTransport | None = None, trust_env: bool = True
+    ) -> None:
         self.max_bytes = max_bytes
         self.service = service
         self._inner = inner or httpx.HTTPTransport()
@@ -236,8 +237,9 @@ class CappedAdapter(HTTPAdapter):
         self.max_bytes = max_bytes
         self.service = service
 
-    def send(self, request: requests.PreparedRequest, stream: bool = False, timeout: Any = None,
-             **kwargs: Any) -> requests.Response:
+    def send(
+        self, request: requests.PreparedRequest, stream: bool = False, timeout: Any = None, **kwargs: Any
+    ) -> requests.Response:
         read_timeout = timeout[1] if isinstance(timeout, tuple) else timeout
         deadline = call_deadline(read_timeout)
         response = super().send(request, stream=True, timeout=timeout, **kwargs)

@@ -382,9 +382,7 @@ def sentence_spans(text: str, *, cache: bool = True) -> list[tuple[int, int]]:
     return spans
 
 
-def sentence_spans_around(
-    text: str, known: list[tuple[int, int]], *, cache: bool = True
-) -> list[tuple[int, int]]:
+def sentence_spans_around(text: str, known: list[tuple[int, int]], *, cache: bool = True) -> list[tuple[int, int]]:
     """`sentence_spans(text)` for a text some of whose sentences are known already (`known`: ordered, not
     overlapping spans, e.g. an answer's sentences copied from chunks whose cuts were stored at ingestion): only the
     text between them is parsed, and the cuts are mended across every boundary on a line as `sentence_spans` mends

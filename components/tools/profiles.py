@@ -33,8 +33,14 @@ NETWORK_RESEARCH_TOOLS = [spec.name for spec in RESEARCH_TOOLS if spec.network]
 
 BUILTIN_PROFILES: dict[str, list[str]] = {
     "analyst": [
-        "calculator", "read_file", "write_file", "list_directory", "wikipedia_summary", "fetch_page",
-        *LOCAL_RESEARCH_TOOLS, *NETWORK_RESEARCH_TOOLS,
+        "calculator",
+        "read_file",
+        "write_file",
+        "list_directory",
+        "wikipedia_summary",
+        "fetch_page",
+        *LOCAL_RESEARCH_TOOLS,
+        *NETWORK_RESEARCH_TOOLS,
     ],
     "reader": ["calculator", "read_file", "list_directory", "wikipedia_summary", *LOCAL_RESEARCH_TOOLS],
     "offline": ["calculator", "read_file", "write_file", "list_directory", *LOCAL_RESEARCH_TOOLS],

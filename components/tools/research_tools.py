@@ -213,9 +213,7 @@ def _rag_search(
     return _chunks_run(outputs)
 
 
-def _get_document(
-    component: Any, document_id: Annotated[str, "The document's id (from list_documents)."]
-) -> ToolRun:
+def _get_document(component: Any, document_id: Annotated[str, "The document's id (from list_documents)."]) -> ToolRun:
     outputs = component.run(document_id=document_id)
     chunks = [chunk_json(chunk) for chunk in _chunks(outputs.get("chunks"))]
     return _reported(outputs, {"document": outputs.get("document"), "chunks": chunks}, evidence="chunks")
@@ -273,8 +271,14 @@ def _web_search(
     include_domains: Annotated[list[str] | None, "Only pages of these domains."] = None,
     exclude_domains: Annotated[list[str] | None, "Never pages of these domains."] = None,
 ) -> ToolRun:
-    return _passed(component, query=query, num_results=num_results, languages=languages,
-                   include_domains=include_domains, exclude_domains=exclude_domains)
+    return _passed(
+        component,
+        query=query,
+        num_results=num_results,
+        languages=languages,
+        include_domains=include_domains,
+        exclude_domains=exclude_domains,
+    )
 
 
 def _arxiv_search(
@@ -289,8 +293,15 @@ def _arxiv_search(
     date_from: Annotated[str | None, "Only papers submitted on or after this date (YYYY-MM-DD)."] = None,
     date_to: Annotated[str | None, "Only papers submitted on or before this date (YYYY-MM-DD)."] = None,
 ) -> ToolRun:
-    return _passed(component, query=query, num_results=num_results, sort_by=sort_by, categories=categories,
-                   date_from=date_from, date_to=date_to)
+    return _passed(
+        component,
+        query=query,
+        num_results=num_results,
+        sort_by=sort_by,
+        categories=categories,
+        date_from=date_from,
+        date_to=date_to,
+    )
 
 
 def _memory_recall(

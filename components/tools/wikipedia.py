@@ -33,7 +33,10 @@ class WikipediaSummary(InitParameterSerialization):
     """
 
     def __init__(
-        self, api_url: str | None = None, timeout_s: float = TIMEOUT_S, max_chars: int = 4000,
+        self,
+        api_url: str | None = None,
+        timeout_s: float = TIMEOUT_S,
+        max_chars: int = 4000,
         max_response_bytes: int | None = None,
     ) -> None:
         if api_url is not None and not api_url.startswith(("http://", "https://")):

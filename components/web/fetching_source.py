@@ -51,15 +51,19 @@ class FetchingSource(GuardedComponent):
         self.retries = setting_or(retries, "tool_retries")
         self.api_url = api_url or getattr(get_settings(), self.API_URL_SETTING)
         self.model = setting_or(model, "embedding_model")
-        self.max_response_bytes = positive_int("max_response_bytes", setting_or(max_response_bytes,
-                                                                                "upstream_max_bytes"))
+        self.max_response_bytes = positive_int(
+            "max_response_bytes", setting_or(max_response_bytes, "upstream_max_bytes")
+        )
         self.chunk_tokens = positive_int("chunk_tokens", setting_or(chunk_tokens, "chunk_tokens"))
         self.allow_private_addresses = bool(setting_or(allow_private_addresses, "allow_private_addresses"))
         self.spacy_model = setting_or(spacy_model, "spacy_model")
         self._model: Any = None
-        self._guard = SourceGuard(self.SOURCE, guard_policy_from_settings(
-            self, breaker, timeout_s=self.timeout_s, retries=self.retries, **self._policy_overrides()
-        ))
+        self._guard = SourceGuard(
+            self.SOURCE,
+            guard_policy_from_settings(
+                self, breaker, timeout_s=self.timeout_s, retries=self.retries, **self._policy_overrides()
+            ),
+        )
 
     def _policy_overrides(self) -> dict[str, Any]:
         """Other values of the guard's `ResiliencePolicy` (a rate limit...), from the subclass's own parameters."""

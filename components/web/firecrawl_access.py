@@ -75,8 +75,15 @@ def matches_pattern(url: str, pattern: str) -> bool:
 
 
 def _date_from(metadata: dict[str, Any]) -> dt.date | None:
-    for key in ("published_time", "publishedTime", "dc_date", "dc_terms_created", "dc_date_created",
-                "article:published_time", "modified_time"):
+    for key in (
+        "published_time",
+        "publishedTime",
+        "dc_date",
+        "dc_terms_created",
+        "dc_date_created",
+        "article:published_time",
+        "modified_time",
+    ):
         value = metadata.get(key)
         if isinstance(value, list):
             value = value[0] if value else None
@@ -138,8 +145,14 @@ def api_origin(api_url: str) -> str:
     """`api_url` without a trailing slash when it is an absolute http(s) URL with a host and nothing after its path
     (no query, fragment or credentials); otherwise a `SourceError`. Every request goes to this origin."""
     parts = urlsplit(api_url)
-    if parts.scheme not in ("http", "https") or not parts.hostname or parts.query or parts.fragment \
-            or parts.username or parts.password:
+    if (
+        parts.scheme not in ("http", "https")
+        or not parts.hostname
+        or parts.query
+        or parts.fragment
+        or parts.username
+        or parts.password
+    ):
         raise SourceError("FIRECRAWL_API_URL must be an http(s) URL like https://api.firecrawl.dev")
     return api_url.rstrip("/")
 
@@ -161,8 +174,10 @@ def _not_redirected(response: requests.Response) -> requests.Response:
     included), but refused in one sentence."""
     if response.is_redirect:
         response.close()
-        raise SourceError(f"Firecrawl answered with a redirect (HTTP {response.status_code}); it was not followed: "
-                          "check FIRECRAWL_API_URL")
+        raise SourceError(
+            f"Firecrawl answered with a redirect (HTTP {response.status_code}); it was not followed: "
+            "check FIRECRAWL_API_URL"
+        )
     return response
 
 
@@ -175,8 +190,9 @@ def _capped_http_client_class() -> type:
         every answer (`CappedAdapter`), to the API's origin only (`pinned_url`); one attempt per call (the guard
         retries)."""
 
-        def __init__(self, api_key: str | None, api_url: str, timeout: float, origin: str | None,
-                     max_bytes: int) -> None:
+        def __init__(
+            self, api_key: str | None, api_url: str, timeout: float, origin: str | None, max_bytes: int
+        ) -> None:
             super().__init__(api_key, api_url, timeout=timeout, max_retries=1, backoff_factor=0.0, origin=origin)
             self.session = capped_session(max_bytes, "Firecrawl")
 
@@ -187,18 +203,36 @@ def _capped_http_client_class() -> type:
                 headers["Authorization"] = f"Bearer {self.api_key}"
             return headers
 
-        def post(self, endpoint: str, data: dict[str, Any], headers: dict[str, str] | None = None,
-                 timeout: float | None = None, **_: Any) -> requests.Response:
+        def post(
+            self,
+            endpoint: str,
+            data: dict[str, Any],
+            headers: dict[str, str] | None = None,
+            timeout: float | None = None,
+            **_: Any,
+        ) -> requests.Response:
             payload = {**data, "origin": data.get("origin") or self.origin}
-            return _not_redirected(self.session.post(pinned_url(self.api_url, endpoint),
-                                                     headers=headers or self.headers(), json=payload,
-                                                     timeout=timeout or self.timeout, allow_redirects=False))
+            return _not_redirected(
+                self.session.post(
+                    pinned_url(self.api_url, endpoint),
+                    headers=headers or self.headers(),
+                    json=payload,
+                    timeout=timeout or self.timeout,
+                    allow_redirects=False,
+                )
+            )
 
-        def get(self, endpoint: str, headers: dict[str, str] | None = None, timeout: float | None = None,
-                **_: Any) -> requests.Response:
-            return _not_redirected(self.session.get(pinned_url(self.api_url, endpoint),
-                                                    headers=headers or self.headers(),
-                                                    timeout=timeout or self.timeout, allow_redirects=False))
+        def get(
+            self, endpoint: str, headers: dict[str, str] | None = None, timeout: float | None = None, **_: Any
+        ) -> requests.Response:
+            return _not_redirected(
+                self.session.get(
+                    pinned_url(self.api_url, endpoint),
+                    headers=headers or self.headers(),
+                    timeout=timeout or self.timeout,
+                    allow_redirects=False,
+                )
+            )
 
     return CappedHttpClient
 
@@ -206,8 +240,7 @@ def _capped_http_client_class() -> type:
 def capped_http_client(original: Any, max_bytes: int) -> Any:
     """An HTTP client like firecrawl-py's `original` (its key, API URL, timeout and attribution) whose answers are
     capped at `max_bytes` each."""
-    return _capped_http_client_class()(original.api_key, original.api_url, original.timeout, original.origin,
-                                       max_bytes)
+    return _capped_http_client_class()(original.api_key, original.api_url, original.timeout, original.origin, max_bytes)
 
 
 class FirecrawlAccess:
@@ -230,8 +263,9 @@ class FirecrawlAccess:
 
         # The v2 client (what `firecrawl.Firecrawl` delegates search and scrape to). max_retries=1: one attempt per
         # call; the guard owns retries so they respect the time budget.
-        self._client = FirecrawlClient(api_key=api_key or None, api_url=self.api_url, timeout=request_timeout_s,
-                                       max_retries=1, backoff_factor=0.0)
+        self._client = FirecrawlClient(
+            api_key=api_key or None, api_url=self.api_url, timeout=request_timeout_s, max_retries=1, backoff_factor=0.0
+        )
         # Every answer is read through the capped transport: an endless body stops at the limit or the deadline. The
         # client takes no session; its public HTTP client is replaced by one that reads through the cap.
         self._client.http_client = capped_http_client(self._client.http_client, max_bytes)
@@ -259,13 +293,17 @@ class FirecrawlAccess:
         exclude_domains: list[str] | None = None,
     ) -> list[SearchHit]:
         """Web results for `query` (URLs, titles, snippets), best first."""
-        data = self._request("search", "the web search request is invalid", lambda: self._client.search(
-            query,
-            limit=limit,
-            include_domains=include_domains or None,
-            exclude_domains=None if include_domains else (exclude_domains or None),
-            timeout=int(self.request_timeout_s * 1000),
-        ))
+        data = self._request(
+            "search",
+            "the web search request is invalid",
+            lambda: self._client.search(
+                query,
+                limit=limit,
+                include_domains=include_domains or None,
+                exclude_domains=None if include_domains else (exclude_domains or None),
+                timeout=int(self.request_timeout_s * 1000),
+            ),
+        )
         hits = []
         for item in data.web or []:
             url = getattr(item, "url", None)

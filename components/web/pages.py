@@ -72,8 +72,12 @@ class WebSource(FetchingSource):
 
     def _run_settings(self) -> tuple[float, float, list[str], SnapshotStore]:
         """(the page timeout, the call's budget, the exclusion patterns, the snapshot store) of a run."""
-        return (self.page_timeout_s, self._guard.policy.timeout_s, list(self.exclude_patterns),
-                SnapshotStore(self.snapshot_dir))
+        return (
+            self.page_timeout_s,
+            self._guard.policy.timeout_s,
+            list(self.exclude_patterns),
+            SnapshotStore(self.snapshot_dir),
+        )
 
 
 @dataclass
@@ -94,8 +98,14 @@ class PageFetch:
         return f"read {len(self.pages)} of {total} pages; skipped {reasons}{more}"
 
 
-def _fetch_one(access: FirecrawlAccess, url: str, page_timeout_s: float, until: float,
-               languages: list[str] | None, allow_private: bool) -> FetchedPage:
+def _fetch_one(
+    access: FirecrawlAccess,
+    url: str,
+    page_timeout_s: float,
+    until: float,
+    languages: list[str] | None,
+    allow_private: bool,
+) -> FetchedPage:
     # Firecrawl fetches whatever it is asked to: the policy applies before, and Firecrawl is sent the URL as checked.
     target = check_address(url, allow_private)
     left = until - time.monotonic()
@@ -127,9 +137,13 @@ def fetch_pages(
     if not hits:
         return outcome
     until = min(time.monotonic() + page_timeout_s, deadline)
-    futures, done, _ = map_until(lambda hit: _fetch_one(access, hit.url, page_timeout_s, until, languages,
-                                                        allow_private),
-                                 hits, until, workers=min(_PAGE_WORKERS, len(hits)), name="web-page")
+    futures, done, _ = map_until(
+        lambda hit: _fetch_one(access, hit.url, page_timeout_s, until, languages, allow_private),
+        hits,
+        until,
+        workers=min(_PAGE_WORKERS, len(hits)),
+        name="web-page",
+    )
     for future, hit in futures.items():  # search order, not completion order
         if future not in done:
             outcome.skipped.append((hit.url, f"not read within {page_timeout_s:g} s"))
@@ -150,8 +164,10 @@ def fetch_pages(
         if page.status_code is not None and page.status_code >= 400:
             outcome.skipped.append((hit.url, f"the page answered HTTP {page.status_code}"))
             continue
-        if languages and page.language and not any(
-            page.language.lower().split("-")[0] == wanted.lower().split("-")[0] for wanted in languages
+        if (
+            languages
+            and page.language
+            and not any(page.language.lower().split("-")[0] == wanted.lower().split("-")[0] for wanted in languages)
         ):
             outcome.filtered.append((hit.url, f"language {page.language} not asked for"))
             continue
@@ -162,9 +178,15 @@ def fetch_pages(
         if snapshots is not None:
             try:
                 snapshot = snapshots.save(
-                    page.url, page.markdown, title=page.title or hit.title, fetched_at=page.fetched_at,
-                    metadata={"language": page.language, "content_type": page.content_type,
-                              "status_code": page.status_code},
+                    page.url,
+                    page.markdown,
+                    title=page.title or hit.title,
+                    fetched_at=page.fetched_at,
+                    metadata={
+                        "language": page.language,
+                        "content_type": page.content_type,
+                        "status_code": page.status_code,
+                    },
                 )
             except OSError as exc:
                 logger.warning("Cannot keep a snapshot of {url}: {error}", url=page.url, error=str(exc))
@@ -221,12 +243,18 @@ def page_chunks(
             "section_title": section,
             "search_position": hit.position,
         }
-        chunks.append(fetched_chunk(
-            SourceType.WEB, f"web\n{page.url}\n{metadata['content_hash']}\n{index}", text, cosine, source_id=page.url,
-            source_title=page.title or hit.title or page.domain, source_url=page.url, source_date=page.published,
-            metadata=metadata,
-        ))
+        chunks.append(
+            fetched_chunk(
+                SourceType.WEB,
+                f"web\n{page.url}\n{metadata['content_hash']}\n{index}",
+                text,
+                cosine,
+                source_id=page.url,
+                source_title=page.title or hit.title or page.domain,
+                source_url=page.url,
+                source_date=page.published,
+                metadata=metadata,
+            )
+        )
     chunks.sort(key=lambda chunk: chunk.semantic_relevance, reverse=True)
     return chunks
-
-

@@ -76,8 +76,15 @@ class WebScrape(WebSource):
         result, status = self._guard.call(self._work(url, None, None, chunked=False, holder=holder))
         return holder.get("page"), holder.get("snapshot"), status
 
-    def _work(self, url: str, query: str | None, query_embedding: list[float] | None, *, chunked: bool,
-              holder: dict[str, Any] | None = None):  # noqa: ANN202 - a closure for the guard
+    def _work(
+        self,
+        url: str,
+        query: str | None,
+        query_embedding: list[float] | None,
+        *,
+        chunked: bool,
+        holder: dict[str, Any] | None = None,
+    ):  # noqa: ANN202 - a closure for the guard
         page_timeout, budget, patterns, snapshots = self._run_settings()
 
         def work() -> SourceResult:
@@ -89,13 +96,20 @@ class WebScrape(WebSource):
             check_address(target, allow_private)
             access = FirecrawlAccess(*self._endpoint(), min(page_timeout, budget), self.max_response_bytes)
             deadline = time.monotonic() + max(budget - 1.0, budget * 0.7)
-            fetched = fetch_pages(access, [SearchHit(url=target)], page_timeout_s=min(page_timeout, budget),
-                                  deadline=deadline, snapshots=snapshots, allow_private=allow_private)
+            fetched = fetch_pages(
+                access,
+                [SearchHit(url=target)],
+                page_timeout_s=min(page_timeout, budget),
+                deadline=deadline,
+                snapshots=snapshots,
+                allow_private=allow_private,
+            )
             if not fetched.pages:
                 _, reason = fetched.skipped[0]
                 if fetched.rate_limited:
-                    raise RetryableError(f"Firecrawl rate-limited {target} (HTTP 429)", fetched.rate_limited[0],
-                                         "rate_limited")
+                    raise RetryableError(
+                        f"Firecrawl rate-limited {target} (HTTP 429)", fetched.rate_limited[0], "rate_limited"
+                    )
                 raise SourceError(f"cannot read {target}: {reason}")
             hit, page, snapshot = fetched.pages[0]
             if holder is not None:
@@ -103,9 +117,14 @@ class WebScrape(WebSource):
             if not chunked:
                 return SourceResult(chunks=[], total_found=1)
             self.warm_up()
-            chunks = page_chunks(fetched.pages, query or "", query_embedding, self._model,
-                                 chunk_tokens=self.chunk_tokens,
-                                 max_chunks_per_page=self.max_chunks if (query or query_embedding) else None)
+            chunks = page_chunks(
+                fetched.pages,
+                query or "",
+                query_embedding,
+                self._model,
+                chunk_tokens=self.chunk_tokens,
+                max_chunks_per_page=self.max_chunks if (query or query_embedding) else None,
+            )
             if not (query or query_embedding):
                 chunks.sort(key=lambda chunk: chunk.metadata["chunk_index"])
             return SourceResult(chunks=chunks, total_found=len(chunks))

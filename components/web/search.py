@@ -113,8 +113,9 @@ class WebSearch(WebSource):
                 exclude = string_list("exclude_domains", exclude_domains, self.exclude_domains) or []
                 # Leave room in the budget for chunking and embedding after the pages arrive.
                 deadline = started + max(budget - 1.0, budget * 0.7)
-                access = FirecrawlAccess(*self._endpoint(), max(1.0, min(page_timeout, budget)),
-                                         self.max_response_bytes)
+                access = FirecrawlAccess(
+                    *self._endpoint(), max(1.0, min(page_timeout, budget)), self.max_response_bytes
+                )
                 # Domains go to Firecrawl too, but only as a hint: a self-hosted one may ignore them.
                 domain_patterns = [p for p in patterns if not any(c in p for c in "*?[/:")]
                 hits = access.search(
@@ -132,7 +133,12 @@ class WebSearch(WebSource):
                     return SourceResult(chunks=[], total_found=0)
                 self.warm_up()
                 fetched = fetch_pages(
-                    access, kept, page_timeout_s=page_timeout, deadline=deadline, languages=langs, snapshots=snapshots,
+                    access,
+                    kept,
+                    page_timeout_s=page_timeout,
+                    deadline=deadline,
+                    languages=langs,
+                    snapshots=snapshots,
                     allow_private=self.allow_private_addresses,
                 )
                 if not fetched.pages and fetched.rate_limited and len(fetched.rate_limited) == len(fetched.skipped):

@@ -62,6 +62,7 @@ class PageSnapshot:
 
         This is the check a citation needs: chunks are cut from the page's readable text, paragraph by paragraph.
         """
+
         def squash(value: str) -> str:
             return " ".join(value.split())
 
@@ -109,8 +110,13 @@ class SnapshotStore:
             with os.fdopen(handle, "w", encoding="utf-8") as stream:
                 stream.write(markdown)
             os.replace(temporary, body)
-        record = {"url": url, "fetched_at": fetched_at, "content_hash": digest, "title": title,
-                  "metadata": metadata or {}}
+        record = {
+            "url": url,
+            "fetched_at": fetched_at,
+            "content_hash": digest,
+            "title": title,
+            "metadata": metadata or {},
+        }
         line = (json.dumps(record, ensure_ascii=False, default=str) + "\n").encode("utf-8")
         descriptor = os.open(folder / "index.jsonl", os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         try:

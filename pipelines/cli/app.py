@@ -30,9 +30,19 @@ def run(args: argparse.Namespace) -> int:
     print(f"Opening the app on http://{args.host}:{args.port}")
     sys.stdout.flush()
     command = [
-        sys.executable, "-m", "streamlit", "run", str(entry),
-        "--server.port", str(args.port), "--server.address", args.host, "--server.headless", "true",
-        "--browser.gatherUsageStats", "false",
+        sys.executable,
+        "-m",
+        "streamlit",
+        "run",
+        str(entry),
+        "--server.port",
+        str(args.port),
+        "--server.address",
+        args.host,
+        "--server.headless",
+        "true",
+        "--browser.gatherUsageStats",
+        "false",
     ]
     os.chdir(entry.parents[1])  # so .streamlit/config.toml applies
     os.execv(sys.executable, command)

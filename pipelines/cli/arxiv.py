@@ -19,8 +19,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     search.add_argument("query", help="the question, or arXiv field syntax such as 'ti:transformer AND au:vaswani'")
     search.add_argument("-n", "--num-results", type=int, default=5, help="papers to return (1-50, default 5)")
     search.add_argument("--sort", choices=ARXIV_SORT_OPTIONS, default="relevance", help="order of the search")
-    search.add_argument("--category", action="append", dest="categories", metavar="CAT",
-                        help="arXiv category such as cs.CL (repeatable: any of them)")
+    search.add_argument(
+        "--category",
+        action="append",
+        dest="categories",
+        metavar="CAT",
+        help="arXiv category such as cs.CL (repeatable: any of them)",
+    )
     search.add_argument("--from", dest="date_from", metavar="DATE", help="submitted on or after (YYYY-MM-DD)")
     search.add_argument("--to", dest="date_to", metavar="DATE", help="submitted on or before (YYYY-MM-DD)")
     search.add_argument("--full-text", action="store_true", help="read the PDFs (the abstract if a PDF fails)")
@@ -46,8 +51,13 @@ def run_search(args: argparse.Namespace) -> int:
     if not 1 <= args.num_results <= 50:
         raise UserError("--num-results must be between 1 and 50")
     component = ArxivSearch(num_results=args.num_results, sort_by=args.sort)
-    result = component.run(query=args.query, categories=args.categories, date_from=args.date_from,
-                           date_to=args.date_to, full_text=args.full_text)
+    result = component.run(
+        query=args.query,
+        categories=args.categories,
+        date_from=args.date_from,
+        date_to=args.date_to,
+        full_text=args.full_text,
+    )
     status = result["status"]
     if args.json:
         payload = {"documents": [doc.to_dict() for doc in result["documents"]], "status": status.to_dict()}
@@ -65,8 +75,10 @@ def run_search(args: argparse.Namespace) -> int:
         rank += 1
         authors = ", ".join(meta["authors"][:3]) + (" et al." if len(meta["authors"]) > 3 else "")
         print(f"[{rank}] {meta['paper_id']}  {meta['paper_title']}")
-        print(f"     {authors} · {meta.get('publication_date') or 'undated'} · "
-              f"{', '.join(meta['arxiv_categories'])} · relevance {doc.score:.2f}")
+        print(
+            f"     {authors} · {meta.get('publication_date') or 'undated'} · "
+            f"{', '.join(meta['arxiv_categories'])} · relevance {doc.score:.2f}"
+        )
         print(f"     {meta['arxiv_url']}")
     if not rank:
         print("No papers found.")

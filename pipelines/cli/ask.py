@@ -52,9 +52,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--top-k", dest="top_k", type=int_between(1, 50), metavar="N", help="how many chunks to cite from (1-50)"
     )
     parser.add_argument("--json", action="store_true", help="print the whole result as JSON")
-    parser.add_argument(
-        "--local", action="store_true", help="answer in this process even when a server is running"
-    )
+    parser.add_argument("--local", action="store_true", help="answer in this process even when a server is running")
     parser.add_argument(
         "--session",
         metavar="NAME",
@@ -205,8 +203,10 @@ def ask_server(request: dict[str, Any]) -> dict[str, Any] | None:
         response = connection.getresponse()
         payload = response.read()
     except (OSError, http.client.HTTPException) as exc:  # a timeout is an OSError
-        print(f"(the server at {host}:{port} did not answer: {exc or type(exc).__name__}; answering here)",
-              file=sys.stderr)
+        print(
+            f"(the server at {host}:{port} did not answer: {exc or type(exc).__name__}; answering here)",
+            file=sys.stderr,
+        )
         return None
     finally:
         connection.close()
@@ -279,8 +279,11 @@ def format_result(result: dict[str, Any]) -> str:
         lines.append(f"  {text}" + (f"  [{shown}]" if shown else ""))
     if lines:
         lines.append("")
-    lines += ["Answer", textwrap.fill(result.get("answer", ""), width=width, initial_indent="  ",
-                                      subsequent_indent="  "), ""]
+    lines += [
+        "Answer",
+        textwrap.fill(result.get("answer", ""), width=width, initial_indent="  ", subsequent_indent="  "),
+        "",
+    ]
     chunks = result.get("chunks") or []
     unsupported = [sentence for sentence in result.get("sentences") or [] if not sentence.get("supported", True)]
     if unsupported and chunks:
@@ -295,10 +298,15 @@ def format_result(result: dict[str, Any]) -> str:
             metadata = chunk.get("metadata") or {}
             link = chunk.get("source_url") or metadata.get("document_id") or chunk.get("source_id") or ""
             relevance = chunk.get("semantic_relevance")
-            rows.append((
-                str(number), str(title), str(chunk.get("source_type", "")),
-                f"{relevance:.2f}" if isinstance(relevance, (int, float)) else "", str(link),
-            ))
+            rows.append(
+                (
+                    str(number),
+                    str(title),
+                    str(chunk.get("source_type", "")),
+                    f"{relevance:.2f}" if isinstance(relevance, (int, float)) else "",
+                    str(link),
+                )
+            )
         lines += _table(rows, width)
         lines.append("")
     selection = result.get("source_selection")
@@ -307,13 +315,15 @@ def format_result(result: dict[str, Any]) -> str:
     lines.append("Source status")
     status_rows = [("source", "status", "time", "found", "note")]
     for status in result.get("statuses") or []:
-        status_rows.append((
-            str(status.get("source", "")),
-            str(status.get("status", "")),
-            f"{status.get('execution_time_ms') or 0:.0f} ms",
-            str(status.get("total_found", 0)),
-            str(status.get("message") or ""),
-        ))
+        status_rows.append(
+            (
+                str(status.get("source", "")),
+                str(status.get("status", "")),
+                f"{status.get('execution_time_ms') or 0:.0f} ms",
+                str(status.get("total_found", 0)),
+                str(status.get("message") or ""),
+            )
+        )
     lines += _table(status_rows, width)
     timings = result.get("timings") or {}
     if "total_ms" in timings:

@@ -21,29 +21,50 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--chunks", type=int, default=10_000, help="chunks in the query benchmark's base (>= 1000)")
     parser.add_argument("--queries", type=int, default=60, help="queries to time (10-1000)")
-    parser.add_argument("--only", action="append",
-                        choices=["ingest", "query", "backends", "extraction", "fanout", "cli", "hostile", "scale",
-                                 "scale-keyword"],
-                        help="run only these parts (repeatable); `cli` times fresh `research` "
-                        "processes (--help, docs list, cold ask, ask with a running server) on the configured "
-                        "knowledge base; `hostile`: a server's memory while every upstream sends an endless body; "
-                        "`scale`: search at 10k-100k chunks of real text; `scale-keyword`: keyword search on the "
-                        "scale bases already built, in memory against the database (none of the four is run by "
-                        "default)")
-    parser.add_argument("--question", default=None, help="the question `--only cli` asks (default: one of the demo "
-                        "corpus)")
-    parser.add_argument("--hostile-seconds", type=float, default=90.0,
-                        help="how long the hostile part sends questions against endless upstreams (10-3600)")
-    parser.add_argument("--backend", action="append", choices=["pgvector", "milvus", "qdrant"],
-                        help="compare these knowledge-base backends at --sizes (repeatable; pgvector's writes "
-                        "also against a COPY of the same rows into a bare table, in the same run)")
+    parser.add_argument(
+        "--only",
+        action="append",
+        choices=["ingest", "query", "backends", "extraction", "fanout", "cli", "hostile", "scale", "scale-keyword"],
+        help="run only these parts (repeatable); `cli` times fresh `research` "
+        "processes (--help, docs list, cold ask, ask with a running server) on the configured "
+        "knowledge base; `hostile`: a server's memory while every upstream sends an endless body; "
+        "`scale`: search at 10k-100k chunks of real text; `scale-keyword`: keyword search on the "
+        "scale bases already built, in memory against the database (none of the four is run by "
+        "default)",
+    )
+    parser.add_argument(
+        "--question", default=None, help="the question `--only cli` asks (default: one of the demo corpus)"
+    )
+    parser.add_argument(
+        "--hostile-seconds",
+        type=float,
+        default=90.0,
+        help="how long the hostile part sends questions against endless upstreams (10-3600)",
+    )
+    parser.add_argument(
+        "--backend",
+        action="append",
+        choices=["pgvector", "milvus", "qdrant"],
+        help="compare these knowledge-base backends at --sizes (repeatable; pgvector's writes "
+        "also against a COPY of the same rows into a bare table, in the same run)",
+    )
     parser.add_argument("--sizes", default="10000", help="comma-separated base sizes for --backend (e.g. 10000,100000)")
-    parser.add_argument("--scale-sizes", default="10000,30000,100000",
-                        help="base sizes of --only scale (real text; built once, cached in the data folder)")
-    parser.add_argument("--scale-embed", type=int, default=10_000,
-                        help="chunks of --only scale with real embeddings (cached, resumed; the rest composed)")
-    parser.add_argument("--scale-backends", default="pgvector,milvus,qdrant",
-                        help="comma-separated backends of --only scale (a base not built yet is built first)")
+    parser.add_argument(
+        "--scale-sizes",
+        default="10000,30000,100000",
+        help="base sizes of --only scale (real text; built once, cached in the data folder)",
+    )
+    parser.add_argument(
+        "--scale-embed",
+        type=int,
+        default=10_000,
+        help="chunks of --only scale with real embeddings (cached, resumed; the rest composed)",
+    )
+    parser.add_argument(
+        "--scale-backends",
+        default="pgvector,milvus,qdrant",
+        help="comma-separated backends of --only scale (a base not built yet is built first)",
+    )
     parser.add_argument("--out", type=Path, help="write the results as JSON to this file")
     parser.set_defaults(func=run)
 
@@ -93,12 +114,22 @@ def run(args: argparse.Namespace) -> int:
             f"== server memory under endless upstream bodies for {args.hostile_seconds:g} s",
             lambda: bench_hostile(out, duration_s=args.hostile_seconds),
         ),
-        "scale": ("scale", "== search at scale", lambda: bench_scale(
-            out, tuple(int(n) for n in args.scale_sizes.split(",")), queries=args.queries, embed_upto=args.scale_embed,
-            backends=tuple(name.strip() for name in args.scale_backends.split(",") if name.strip()),
-        )),
-        "scale-keyword": ("scale_keyword", "== keyword search on the scale bases, in memory and on the database",
-                          lambda: bench_scale_keyword(out, queries=args.queries)),
+        "scale": (
+            "scale",
+            "== search at scale",
+            lambda: bench_scale(
+                out,
+                tuple(int(n) for n in args.scale_sizes.split(",")),
+                queries=args.queries,
+                embed_upto=args.scale_embed,
+                backends=tuple(name.strip() for name in args.scale_backends.split(",") if name.strip()),
+            ),
+        ),
+        "scale-keyword": (
+            "scale_keyword",
+            "== keyword search on the scale bases, in memory and on the database",
+            lambda: bench_scale_keyword(out, queries=args.queries),
+        ),
         "backends": (
             "backends",
             f"== knowledge-base backends at {sizes}",

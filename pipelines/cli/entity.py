@@ -121,7 +121,11 @@ def _timeline(tools: Any, args: argparse.Namespace) -> int:
         # `timeline` keeps every certain fact, each marked `undated` or not, as before; `dated` and `undated` split
         # it as the timeline is drawn.
         payload = {
-            "entities": names, "timeline": facts, "dated": dated, "undated": undated, "less_certain": less_certain,
+            "entities": names,
+            "timeline": facts,
+            "dated": dated,
+            "undated": undated,
+            "less_certain": less_certain,
         }
         print(json.dumps(payload, indent=2, ensure_ascii=False))
         return 0
@@ -146,8 +150,12 @@ def _list(tools: Any, args: argparse.Namespace) -> int:
     if args.json:
         rows = [
             {
-                "uuid": e.uuid, "name": e.name, "kind": e.kind, "kind_confidence": e.confidence,
-                "fact_count": e.fact_count, "aliases": e.aliases,
+                "uuid": e.uuid,
+                "name": e.name,
+                "kind": e.kind,
+                "kind_confidence": e.confidence,
+                "fact_count": e.fact_count,
+                "aliases": e.aliases,
             }
             for e in entities
         ]

@@ -309,9 +309,7 @@ def without_ranked_chunks(run: Path) -> int:
     """How many of a run's question records do not hold their ranked chunks (made before `ranked_chunk_ids` was
     recorded): those are compared by their ranked documents only."""
     files = [run] if run.is_file() else list(_run_files(run).values())
-    return sum(
-        "ranked_chunk_ids" not in record for path in files if _kind(path) == "answers" for record in _load(path)
-    )
+    return sum("ranked_chunk_ids" not in record for path in files if _kind(path) == "answers" for record in _load(path))
 
 
 def format_differences(differences: Sequence[Difference]) -> str:

@@ -151,12 +151,16 @@ def main(kind: str, argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(list(argv or []))
     if kind == "follow-ups":
         records = load_jsonl(args.path, ("id", "turns", "question", "rewrite", "subject"))
-        score, columns = score_follow_ups, ("follow_ups", "rewrite_accuracy", "exact_rewrites", "standalone",
-                                            "standalone_untouched")
+        score, columns = (
+            score_follow_ups,
+            ("follow_ups", "rewrite_accuracy", "exact_rewrites", "standalone", "standalone_untouched"),
+        )
     else:
         records = load_jsonl(args.path, ("id", "question", "documents", "conflict", "values"))
-        score, columns = score_conflicts, ("answers", "planted_conflicts", "conflict_recall",
-                                           "false_conflicts_per_answer")
+        score, columns = (
+            score_conflicts,
+            ("answers", "planted_conflicts", "conflict_recall", "false_conflicts_per_answer"),
+        )
     halves = split_halves(records)
     rows = {half: score(part) for half, part in halves.items()}
     if args.json:

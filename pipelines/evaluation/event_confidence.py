@@ -81,7 +81,10 @@ MIN_GAIN = 0.005  # the least out-of-fold AUC a family must add to be selected
 # was confirmed on the check set. The first model's "entity" family (the kind's confidence) is left out: with the
 # `kinds-4` confidences it lowered the out-of-fold AUC on the tune set and recall on the check set.
 DEFAULT_FAMILIES: tuple[str, ...] = (
-    *(family for family in BASE_FAMILIES if family != "entity"), "participation", "line", "date_clause"
+    *(family for family in BASE_FAMILIES if family != "entity"),
+    "participation",
+    "line",
+    "date_clause",
 )
 THRESHOLDS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8)
 MIN_PRECISION = 0.70
@@ -547,11 +550,15 @@ def recall_losses(corpus: CorpusTimelines, threshold: float, model: EventConfide
 def print_losses(named: list[tuple[str, RecallLosses]], listed: RecallLosses | None) -> None:
     """The counts of each corpus's losses, then the mentions `listed` loses (the tune corpus's), by kind of loss."""
     print(f"recall losses at threshold {named[0][1].threshold:.2f} (gold event mentions)")
-    print(f"{'set':<6} {'mentions':>8} {'kept':>5} {'below threshold':>15} {'never proposed':>14} "
-          f"{'dated':>6} {'date wrong':>10}")
+    print(
+        f"{'set':<6} {'mentions':>8} {'kept':>5} {'below threshold':>15} {'never proposed':>14} "
+        f"{'dated':>6} {'date wrong':>10}"
+    )
     for label, losses in named:
-        print(f"{label:<6} {losses.mentions:>8} {losses.kept:>5} {losses.below:>15} {losses.never:>14} "
-              f"{losses.dated:>6} {losses.date_wrong:>10}")
+        print(
+            f"{label:<6} {losses.mentions:>8} {losses.kept:>5} {losses.below:>15} {losses.never:>14} "
+            f"{losses.dated:>6} {losses.date_wrong:>10}"
+        )
     for label, losses in named:
         if losses.never_causes:
             causes = "; ".join(f"{losses.never_causes[c]} {text}" for c, text in NEVER_CAUSES.items())
@@ -645,8 +652,10 @@ def ablate(
     ]
     variants += [(f"forward selection: {'+'.join(steps[-1][0])}", steps[-1][0])] if steps else []
     rows = []
-    print(f"{'families':<34} {'C':>5} {'tune AUC':>8} {'thr':>5} {'tune R / P / dates (oof)':>28} {'check AUC':>9} "
-          f"{'check R / P / dates':>28} {'missed':>6}")
+    print(
+        f"{'families':<34} {'C':>5} {'tune AUC':>8} {'thr':>5} {'tune R / P / dates (oof)':>28} {'check AUC':>9} "
+        f"{'check R / P / dates':>28} {'missed':>6}"
+    )
     for label, families in variants:
         names = features_of(families)
         model, c, auc, tuned = fit_on_tune(tune, names, min_precision, min_recall, scoring)
@@ -664,8 +673,10 @@ def ablate(
             "check_missed": round(check.missed_share(model.threshold, min_precision, min_recall), 3),
         }
         rows.append(row)
-        print(f"{label:<34} {c:>5} {auc:>8.3f} {model.threshold:>5.2f} {score_line(tuned):>28} "
-              f"{row['check_auc']:>9.3f} {score_line(checked):>28} {row['check_missed']:>6.0%}")
+        print(
+            f"{label:<34} {c:>5} {auc:>8.3f} {model.threshold:>5.2f} {score_line(tuned):>28} "
+            f"{row['check_auc']:>9.3f} {score_line(checked):>28} {row['check_missed']:>6.0%}"
+        )
     return rows
 
 
@@ -697,8 +708,10 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if args.scoring != "fact" and args.command != "ablate":
         # The extractor stores one confidence per fact: `fit` and `curve` measure only what it can draw.
-        print(f"--scoring {args.scoring} is for ablate only: {args.command} scores facts as the extractor does",
-              file=sys.stderr)
+        print(
+            f"--scoring {args.scoring} is for ablate only: {args.command} scores facts as the extractor does",
+            file=sys.stderr,
+        )
         return 2
     for folder in (args.tune, args.check):
         if folder is not None and not (
@@ -754,8 +767,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "fit":
         met = tune.met_share(model.threshold, args.min_precision, args.min_recall)
         print(
-            f"tune out of fold at {model.threshold:.2f}: {score_line(tuned)}; "
-            f"resamples meeting both targets {met:.0%}"
+            f"tune out of fold at {model.threshold:.2f}: {score_line(tuned)}; resamples meeting both targets {met:.0%}"
         )
         tune_labels = [s.label for s in tune.training_samples()]
         command = f"python -m pipelines.evaluation.event_confidence fit --tune {args.tune.name}"

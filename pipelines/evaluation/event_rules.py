@@ -148,8 +148,10 @@ def audit(
     ingested = {folder: as_ingested(corpus_documents(folder / "corpus.jsonl")) for folder in folders}
     names = features_of(DEFAULT_FAMILIES)
     rows = []
-    print(f"{'off':<30} {'tune R / P / dates':>24} {'check R / P / dates':>24} {'refit thr':>9} "
-          f"{'refit check R / P / dates':>26}")
+    print(
+        f"{'off':<30} {'tune R / P / dates':>24} {'check R / P / dates':>24} {'refit thr':>9} "
+        f"{'refit check R / P / dates':>26}"
+    )
     for family in [None, *families]:
         with switched_off(family):
             tune = extract(tune_folder, "eval_rules_tune", ingested[tune_folder])
@@ -163,8 +165,11 @@ def audit(
         refitted = check.score(refit.threshold)
         rows.append({"off": family, **scores, "refit_threshold": refit.threshold, "refit_check": refitted})
         label = family or "(none: every rule on)"
-        print(f"{label:<30} {score_line(scores['tune']):>24} {score_line(scores['check']):>24} "
-              f"{refit.threshold:>9.2f} {score_line(refitted):>26}", flush=True)
+        print(
+            f"{label:<30} {score_line(scores['tune']):>24} {score_line(scores['check']):>24} "
+            f"{refit.threshold:>9.2f} {score_line(refitted):>26}",
+            flush=True,
+        )
     return rows
 
 

@@ -526,7 +526,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="comma-separated: dense, keyword, hybrid, research, research:kb+graph, ... (default: %(default)s)",
     )
     parser.add_argument(
-        "--sources", default=None,
+        "--sources",
+        default=None,
         help="comma-separated sources of the research variants (kb,graph,...; default: auto, as the CLI and the app)",
     )
     parser.add_argument("--sample", type=int, default=None, help="evaluate a reproducible random sample of N questions")

@@ -114,7 +114,7 @@ def _origins(value: str) -> list[str]:
     if isinstance(parsed, str):
         parsed = [parsed]
     if not isinstance(parsed, list):
-        raise ServingError("HAYHOOKS_CORS_ALLOW_ORIGINS must list origins, e.g. [\"https://app.example.org\"]")
+        raise ServingError('HAYHOOKS_CORS_ALLOW_ORIGINS must list origins, e.g. ["https://app.example.org"]')
     return [str(origin).strip() for origin in parsed if str(origin).strip()]
 
 

@@ -23,8 +23,11 @@ RENDERED = re.compile(r"(?<!\\)!(?<!\\)\[|(?<!\\)\](?<!\\)\(|(?<!\\)<(img|a)\b",
 
 def rendered_markup(at) -> list[str]:  # noqa: ANN001
     """Every Markdown string and label the page would render that holds an image, a link or an HTML tag."""
-    texts = [element.value for kind in ("markdown", "caption", "error", "warning", "info", "subheader")
-             for element in getattr(at, kind)]
+    texts = [
+        element.value
+        for kind in ("markdown", "caption", "error", "warning", "info", "subheader")
+        for element in getattr(at, kind)
+    ]
     texts += [expander.label for expander in at.expander]
     for table in at.table:
         texts += [str(cell) for cell in table.value.to_numpy().ravel()]
@@ -44,8 +47,9 @@ def test_an_upstream_message_in_an_ask_status_caption_is_text(app_env, monkeypat
     from components.contracts import SourceStatus, StatusKind
     from pipelines.research_result import ResearchResult
 
-    status = SourceStatus(source="web", status=StatusKind.ERROR, execution_time_ms=3.0,
-                          message=f"Firecrawl could not search: {HOSTILE}")
+    status = SourceStatus(
+        source="web", status=StatusKind.ERROR, execution_time_ms=3.0, message=f"Firecrawl could not search: {HOSTILE}"
+    )
     result = ResearchResult(question="Who won?", answer="", statuses=[status])
     monkeypatch.setattr(services, "research_streaming", lambda area, question, **options: (result, None))
     at = run_page("ask.py")
@@ -62,8 +66,16 @@ def test_an_upstream_message_on_the_status_page_is_text(app_env, monkeypatch):
 
     report = {
         "healthy": False,
-        "parts": [{"name": "memory (zep)", "reachable": False, "optional": True, "counts": {}, "probe_ms": 4.0,
-                   "detail": f"Zep answered HTTP 500: {HOSTILE}"}],
+        "parts": [
+            {
+                "name": "memory (zep)",
+                "reachable": False,
+                "optional": True,
+                "counts": {},
+                "probe_ms": 4.0,
+                "detail": f"Zep answered HTTP 500: {HOSTILE}",
+            }
+        ],
         "tools": [],
         "data_dir": "/data",
     }
@@ -79,8 +91,17 @@ def hostile_kb(app_env, chat_server, embedding_model, monkeypatch):  # noqa: ANN
     contract server as the chat model."""
     from tests.components.knowledge_base.kb_corpus import build_records
 
-    documents = [("doc-zorblax", f"Zorblax {PIXEL}", "notes/zorblax.md", "md", None, None,
-                  [(f"The zorblax starter ferments overnight. {HOSTILE}", {})])]
+    documents = [
+        (
+            "doc-zorblax",
+            f"Zorblax {PIXEL}",
+            "notes/zorblax.md",
+            "md",
+            None,
+            None,
+            [(f"The zorblax starter ferments overnight. {HOSTILE}", {})],
+        )
+    ]
     records = build_records(embedding_model, documents, origin="test", separator=":")
     with chat_model_with(chat_server, app_env, records, monkeypatch) as server:
         yield server

@@ -42,10 +42,14 @@ def test_a_password_with_a_bracket_reaches_the_driver_through_the_settings() -> 
         ("postgresql://rhea:tern]moss@db.quorvane.test/notes", "PostgreSQL at db.quorvane.test/notes"),
         ("postgresql://rhea:secret@db.quorvane.test:fivefour/notes", "PostgreSQL at db.quorvane.test:fivefour/notes"),
         ("postgres://rhea:secret@[::1]:5432/notes", "PostgreSQL at [::1]:5432/notes"),
-        ("postgresql://rhea:secret@one.quorvane.test:5432,two.quorvane.test:5433/notes",
-         "PostgreSQL at one.quorvane.test:5432, two.quorvane.test:5433/notes"),
-        ("host=db.quorvane.test port=5433 dbname=notes user=rhea password=secret",
-         "PostgreSQL at db.quorvane.test:5433/notes"),
+        (
+            "postgresql://rhea:secret@one.quorvane.test:5432,two.quorvane.test:5433/notes",
+            "PostgreSQL at one.quorvane.test:5432, two.quorvane.test:5433/notes",
+        ),
+        (
+            "host=db.quorvane.test port=5433 dbname=notes user=rhea password=secret",
+            "PostgreSQL at db.quorvane.test:5433/notes",
+        ),
         ("postgresql:///notes?host=/var/run/postgresql", "PostgreSQL at local socket in /var/run/postgresql/notes"),
         ("postgresql:///notes", "PostgreSQL at local socket/notes"),
     ],
@@ -62,8 +66,10 @@ def test_status_pages_describe_the_database_without_the_password(value: str, des
     ("value", "sentence"),
     [
         ("mysql://rhea:secret@db.quorvane.test/notes", "DATABASE_URL cannot be read: it is not a PostgreSQL URL"),
-        ("postgresql://rhea:se%zzcret@db.quorvane.test/notes",
-         "DATABASE_URL cannot be read as a PostgreSQL connection string"),
+        (
+            "postgresql://rhea:se%zzcret@db.quorvane.test/notes",
+            "DATABASE_URL cannot be read as a PostgreSQL connection string",
+        ),
         ("host=db.quorvane.test password='secret", "DATABASE_URL cannot be read: it is not a PostgreSQL URL"),
     ],
 )

@@ -40,8 +40,8 @@ def test_a_key_straddling_the_cut_is_redacted(secret_key, kept):
 
 
 def test_a_long_prefix_alone_is_redacted_and_a_short_one_is_not(secret_key):
-    assert redact(f"key {KEY[:PREFIX_CHARS + 3]}") == f"key {REDACTED}"
-    assert redact(f"key {KEY[:PREFIX_CHARS + 3]}…{KEY}") == f"key {REDACTED}…{REDACTED}"
+    assert redact(f"key {KEY[: PREFIX_CHARS + 3]}") == f"key {REDACTED}"
+    assert redact(f"key {KEY[: PREFIX_CHARS + 3]}…{KEY}") == f"key {REDACTED}…{REDACTED}"
     assert redact("model sk-zorb") == "model sk-zorb"  # under PREFIX_CHARS: an ordinary word could match
 
 

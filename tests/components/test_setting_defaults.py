@@ -190,7 +190,7 @@ def _literal_defaults(tree: ast.AST) -> Iterator[tuple[int, str, object]]:
         named: list[tuple[str, ast.expr]] = []
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
             positional = node.args.posonlyargs + node.args.args
-            with_default = positional[len(positional) - len(node.args.defaults):]
+            with_default = positional[len(positional) - len(node.args.defaults) :]
             named += [(arg.arg, default) for arg, default in zip(with_default, node.args.defaults, strict=True)]
             named += [
                 (arg.arg, default)

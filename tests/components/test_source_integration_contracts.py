@@ -59,4 +59,7 @@ def test_haystack_prompt_rendering_parts() -> None:
     assert environment.from_string("{{ x }}").render(x="y") == "y"
     builder = ChatPromptBuilder(template="{% message role='user' %}{{ q }}{% endmessage %}", required_variables=["q"])
     assert (builder.template, builder.variables, builder.required_variables) == (
-        "{% message role='user' %}{{ q }}{% endmessage %}", ["q"], ["q"])
+        "{% message role='user' %}{{ q }}{% endmessage %}",
+        ["q"],
+        ["q"],
+    )

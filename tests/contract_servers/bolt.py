@@ -42,8 +42,19 @@ VERSIONS = ((5, 4), (5, 3), (5, 2), (5, 1), (5, 0))  # the server's own, best fi
 UNAUTHORIZED = "Neo.ClientError.Security.Unauthorized"
 UNAVAILABLE = "Neo.TransientError.General.DatabaseUnavailable"
 REQUESTS = {
-    0x01: "HELLO", 0x02: "GOODBYE", 0x0F: "RESET", 0x10: "RUN", 0x11: "BEGIN", 0x12: "COMMIT", 0x13: "ROLLBACK",
-    0x2F: "DISCARD", 0x3F: "PULL", 0x54: "TELEMETRY", 0x66: "ROUTE", 0x6A: "LOGON", 0x6B: "LOGOFF",
+    0x01: "HELLO",
+    0x02: "GOODBYE",
+    0x0F: "RESET",
+    0x10: "RUN",
+    0x11: "BEGIN",
+    0x12: "COMMIT",
+    0x13: "ROLLBACK",
+    0x2F: "DISCARD",
+    0x3F: "PULL",
+    0x54: "TELEMETRY",
+    0x66: "ROUTE",
+    0x6A: "LOGON",
+    0x6B: "LOGOFF",
 }
 SUCCESS, RECORD, IGNORED, FAILURE = 0x70, 0x71, 0x7E, 0x7F
 

@@ -128,8 +128,9 @@ def test_docs_of_a_collection_that_does_not_exist_create_nothing(knowledge_base,
         assert "_postings" not in error and "_graph_" not in error  # the tables beside a collection are none
     # The default collection before anything was ingested has nothing to list, and is not created either.
     default_setting = settings_module.default_setting
-    monkeypatch.setattr(settings_module, "default_setting", lambda name: missing if name == "kb_collection" else (
-        default_setting(name)))
+    monkeypatch.setattr(
+        settings_module, "default_setting", lambda name: missing if name == "kb_collection" else (default_setting(name))
+    )
     assert main(["docs", "list"]) == 0 and capsys.readouterr().out == "No documents.\n"
     assert main(["docs", "show", "doc_1"]) == 1 and "No document has the id 'doc_1'" in capsys.readouterr().err
     assert _tables_named(missing) == 0

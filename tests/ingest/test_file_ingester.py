@@ -19,8 +19,7 @@ class TestFileIngester:
         data = FileIngester(collection="research", force=True).to_dict()
         assert data == {
             "type": "ingest.file_ingester.FileIngester",
-            "init_parameters": {"document_store": None, "collection": "research", "force": True,
-                                "document_field": ""},
+            "init_parameters": {"document_store": None, "collection": "research", "force": True, "document_field": ""},
         }
         restored = FileIngester.from_dict(data)
         assert (restored.collection, restored.force) == ("research", True)

@@ -216,7 +216,6 @@ class TestOnnxExportBeforeTheFirstDocument:
             Ingestor(store=object(), hooks=[]).warm_up()  # never raised: ingestion embeds with torch
         assert "the exporter is missing" in caplog.text and "Traceback" not in caplog.text
 
-
     def test_any_failure_of_the_export_leaves_ingestion_on_torch(self, monkeypatch, caplog) -> None:
         import logging
 

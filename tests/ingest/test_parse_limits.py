@@ -69,10 +69,11 @@ for path, filename in {[(str(path), name) for path, name in files]!r}:
                       "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}}))
 """
     env = {"PYTHONPATH": str(REPO_ROOT), "PATH": "/usr/bin:/bin"}
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=300,
-                          check=False)
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=300, check=False
+    )
     assert done.returncode == 0, done.stderr[-2000:]
-    return [json.loads(line) for line in done.stdout.strip().splitlines()[-len(files):]]
+    return [json.loads(line) for line in done.stdout.strip().splitlines()[-len(files) :]]
 
 
 def test_hostile_files_are_refused_fast_in_bounded_memory_naming_the_limit(tmp_path):

@@ -15,13 +15,16 @@ def parse(kind, value: str):
     return parser.parse_args(["--n", value]).n
 
 
-@pytest.mark.parametrize(("kind", "value", "said"), [
-    (positive_int, "0", "must be at least 1, not 0"),
-    (positive_int, "-3", "must not be negative, not -3"),
-    (positive_int, "two", "must be a whole number, not 'two'"),
-    (non_negative_int, "-1", "must not be negative, not -1"),
-    (non_negative_int, "1.5", "must be a whole number, not '1.5'"),
-])
+@pytest.mark.parametrize(
+    ("kind", "value", "said"),
+    [
+        (positive_int, "0", "must be at least 1, not 0"),
+        (positive_int, "-3", "must not be negative, not -3"),
+        (positive_int, "two", "must be a whole number, not 'two'"),
+        (non_negative_int, "-1", "must not be negative, not -1"),
+        (non_negative_int, "1.5", "must be a whole number, not '1.5'"),
+    ],
+)
 def test_a_bad_number_is_one_line(kind, value: str, said: str, capsys) -> None:
     with pytest.raises(SystemExit) as ended:
         parse(kind, value)

@@ -15,7 +15,9 @@ class TestFanoutBench:
         assert 0.5 <= elapsed < 1.5
         assert len(result["joiner"]["documents"]) == 15
         assert sorted(status.source for status in result["statuses"]["statuses"]) == [
-            "bench_source0", "bench_source1", "bench_source2"
+            "bench_source0",
+            "bench_source1",
+            "bench_source2",
         ]
 
     def test_report_has_the_overhead_and_its_target(self):

@@ -10,9 +10,7 @@ import pytest
 
 import pipelines
 
-BENCH_MODULES = sorted(
-    f"pipelines.{path.stem}" for path in Path(pipelines.__file__).parent.glob("bench*.py")
-)
+BENCH_MODULES = sorted(f"pipelines.{path.stem}" for path in Path(pipelines.__file__).parent.glob("bench*.py"))
 
 
 def test_the_bench_parts_are_found() -> None:

@@ -39,10 +39,13 @@ def test_a_base_counted_by_an_earlier_analyzer_is_measured_against_its_stored_co
     kb = knowledge_base_for(_store(collection_name))
     try:
         document = DocumentRecord("memo", "", "files/memo.md", "md", "h")
-        kb.upsert_document(document, [
-            ChunkRecord(chunk_id, "memo", index, " ".join(counts), _unit(index), term_counts=counts)
-            for index, (chunk_id, counts) in enumerate(COUNTS.items())
-        ])
+        kb.upsert_document(
+            document,
+            [
+                ChunkRecord(chunk_id, "memo", index, " ".join(counts), _unit(index), term_counts=counts)
+                for index, (chunk_id, counts) in enumerate(COUNTS.items())
+            ],
+        )
         stored_average = sum(sum(c.values()) for c in COUNTS.values()) / len(COUNTS)
         lines: list[str] = []
         same = SimpleNamespace(average_terms=stored_average)
@@ -66,10 +69,13 @@ def test_keyword_is_measured_in_memory_and_on_the_database_with_the_same_answers
     kb = knowledge_base_for(_store(collection_name), keyword_index_max_postings=10_000)
     try:
         document = DocumentRecord("memo", "", "files/memo.md", "md", "h")
-        kb.upsert_document(document, [
-            ChunkRecord(chunk_id, "memo", index, " ".join(counts), _unit(index), term_counts=counts)
-            for index, (chunk_id, counts) in enumerate(COUNTS.items())
-        ])
+        kb.upsert_document(
+            document,
+            [
+                ChunkRecord(chunk_id, "memo", index, " ".join(counts), _unit(index), term_counts=counts)
+                for index, (chunk_id, counts) in enumerate(COUNTS.items())
+            ],
+        )
         lines: list[str] = []
         loaded = _load_keyword_memory(kb, lines.append)["keyword_memory"]
         assert loaded["postings"] == sum(len(counts) for counts in COUNTS.values()) and "postings" in lines[0]
@@ -99,8 +105,10 @@ def test_keyword_is_measured_in_memory_and_on_the_database_with_the_same_answers
 
 @pytest.mark.integration
 def test_keyword_search_is_measured_both_ways_and_a_stale_copy_is_refused(database_url, collection_name, monkeypatch):
-    records = [ChunkRecord(chunk_id, "memo", index, " ".join(counts), _unit(index), term_counts=counts)
-               for index, (chunk_id, counts) in enumerate(COUNTS.items())]
+    records = [
+        ChunkRecord(chunk_id, "memo", index, " ".join(counts), _unit(index), term_counts=counts)
+        for index, (chunk_id, counts) in enumerate(COUNTS.items())
+    ]
     kb = knowledge_base_for(_store(collection_name), keyword_index_max_postings=10**9)
     writer = knowledge_base_for(_store(collection_name), keyword_index_max_postings=0)
     try:
@@ -118,8 +126,10 @@ def test_keyword_search_is_measured_both_ways_and_a_stale_copy_is_refused(databa
         assert kb.index.keyword_index_max_postings == 10**9
         # A write the copy never sees: its questions go to the database, which the measurement refuses.
         monkeypatch.setattr(memory, "refresh", lambda *_: None)
-        writer.upsert_document(DocumentRecord("note", "", "files/note.md", "md", "n"), [
-            ChunkRecord("note-0", "note", 0, "valmor", _unit(99), term_counts={"valmor": 3})])
+        writer.upsert_document(
+            DocumentRecord("note", "", "files/note.md", "md", "n"),
+            [ChunkRecord("note-0", "note", 0, "valmor", _unit(99), term_counts={"valmor": 3})],
+        )
         with pytest.raises(RuntimeError, match="went stale"):
             _keyword_both_ways(kb, queries, [])
     finally:

@@ -45,7 +45,11 @@ def answer_catalog() -> dict:
                 "description": "Rank, answer and cite given chunks.",
                 "inputs": {
                     "question": [
-                        "ranker.query", "prompt_builder.query", "hops.query", "generator.query", "conflicts.query"
+                        "ranker.query",
+                        "prompt_builder.query",
+                        "hops.query",
+                        "generator.query",
+                        "conflicts.query",
                     ],
                     "documents": ["ranker.branch_documents"],
                     "top_k": ["ranker.top_k"],

@@ -27,8 +27,10 @@ def collection(database_url):
 
 class TestEntityCommand:
     def test_timeline_with_range(self, collection, capsys):
-        assert cli_main(["entity", "timeline", "Nordvik", "--from", "2019", "--to", "2019-12", "--collection",
-                         collection]) == 0
+        assert (
+            cli_main(["entity", "timeline", "Nordvik", "--from", "2019", "--to", "2019-12", "--collection", collection])
+            == 0
+        )
         out = capsys.readouterr().out
         assert out.startswith("Nordvik: ") and "2019-02-14  Nordvik SE announced on Thursday" in out
         assert "2000-12" not in out and "Nordvik to end NV900 production" in out
@@ -44,8 +46,9 @@ class TestEntityCommand:
         assert "no entity called 'Nobody'" in capsys.readouterr().err
 
     def test_timeline_event_confidence(self, collection, capsys):
-        assert cli_main(["entity", "timeline", "Dahl", "--json", "--min-confidence", "1", "--collection",
-                         collection]) == 0
+        assert (
+            cli_main(["entity", "timeline", "Dahl", "--json", "--min-confidence", "1", "--collection", collection]) == 0
+        )
         data = json.loads(capsys.readouterr().out)
         # At 1 no extracted fact is certain: all are listed as less certain, each with its confidence.
         assert data["timeline"] == [] and data["less_certain"]
@@ -105,8 +108,10 @@ class TestEntityCommand:
         assert set(said) == {"research: no entity called 'Quorbly Holdings' is in the knowledge graph\n"}
 
     def test_errors_name_the_flags_typed(self, collection, capsys):
-        assert cli_main(["entity", "timeline", "Nordvik", "--from", "2020", "--to", "2019", "--collection",
-                         collection]) == 1
+        assert (
+            cli_main(["entity", "timeline", "Nordvik", "--from", "2020", "--to", "2019", "--collection", collection])
+            == 1
+        )
         assert capsys.readouterr().err == "research: --from 2020 is after --to 2019\n"
         assert cli_main(["entity", "search", "bribery", "--as-of", "2020-13", "--collection", collection]) == 1
         assert capsys.readouterr().err.startswith("research: --as-of '2020-13' is not an ISO date")
@@ -139,4 +144,3 @@ def test_the_parser_names_the_graphs_entity_kinds():
     from pipelines.cli import entity
 
     assert entity.ENTITY_KINDS == ENTITY_KINDS
-

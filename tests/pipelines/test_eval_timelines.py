@@ -25,16 +25,30 @@ from tests.components.graph.conftest import NORDVIK_2019, NORDVIK_2020, make_doc
 GOLD = {
     "entity": "Henrik Dahl",
     "events": [
-        {"date": "2019-02-14", "mentions": [{"doc_id": "n1", "sentence_id": 1, "sentence":
-                                            "Chief executive Henrik Dahl said the decision was painful."}]},
+        {
+            "date": "2019-02-14",
+            "mentions": [
+                {
+                    "doc_id": "n1",
+                    "sentence_id": 1,
+                    "sentence": "Chief executive Henrik Dahl said the decision was painful.",
+                }
+            ],
+        },
         # Dahl's event is the saying, on the article's day (2021 dates the stop he reports), as the TimeLine task's
         # gold dates a reported statement by the day it was made.
-        {"date": "2019-02-14", "mentions": [{"doc_id": "n1", "sentence_id": 2, "sentence":
-                                            "He said deliveries would stop in 2021."}]},
-        {"date": "2012", "mentions": [{"doc_id": "n2", "sentence_id": 3, "sentence":
-                                      "Dahl led the company from 2012 until 2019."}]},
-        {"date": "XXXX-XX-XX", "mentions": [{"doc_id": "n2", "sentence_id": 2, "sentence":
-                                            "Mr Lindqvist replaced Henrik Dahl as CEO."}]},
+        {
+            "date": "2019-02-14",
+            "mentions": [{"doc_id": "n1", "sentence_id": 2, "sentence": "He said deliveries would stop in 2021."}],
+        },
+        {
+            "date": "2012",
+            "mentions": [{"doc_id": "n2", "sentence_id": 3, "sentence": "Dahl led the company from 2012 until 2019."}],
+        },
+        {
+            "date": "XXXX-XX-XX",
+            "mentions": [{"doc_id": "n2", "sentence_id": 2, "sentence": "Mr Lindqvist replaced Henrik Dahl as CEO."}],
+        },
     ],
 }
 
@@ -85,9 +99,13 @@ class TestScoring:
         # its own date, not both by the sentence's first fact.
         text = "Orla Brenner joined Varno Freight in 2006 and moved to Quillon Marine in 2014."
         mention = {"doc_id": "n3", "sentence_id": 4, "sentence": text}
-        gold = {"entity": "Orla Brenner", "events": [
-            {"date": "2006", "mentions": [mention]}, {"date": "2014", "mentions": [mention]},
-        ]}
+        gold = {
+            "entity": "Orla Brenner",
+            "events": [
+                {"date": "2006", "mentions": [mention]},
+                {"date": "2014", "mentions": [mention]},
+            ],
+        }
         both = [TimelineEntry("n3", text, FuzzyDate.parse("2006")), TimelineEntry("n3", text, FuzzyDate.parse("2014"))]
         score = score_timeline("Orla Brenner", both, gold, {})
         assert (score.recalled, score.entries, score.correct_entries) == (1, 2, 2)
@@ -98,7 +116,6 @@ class TestScoring:
         # An entry holding the sentence within a longer line counts as right wherever it stands on the timeline.
         longer = [both[0], TimelineEntry("n3", "Update: " + text, FuzzyDate.parse("2014"))]
         assert [right for right, _ in GoldTimeline(gold, {}).judge(longer)] == [True, True]
-
 
     def test_an_undated_fact_is_listed_undated_and_scored_at_its_document_s_date(self):
         # The gold dates an event whose sentence states no date by the document it is in; the timeline lists such a
@@ -120,10 +137,21 @@ class TestScoring:
 class TestEvaluateTimelines:
     def test_end_to_end_with_baseline(self, work_dir: Path, embedding_model, capsys):
         corpus = work_dir / "corpus.jsonl"
-        corpus.write_text("\n".join(json.dumps(record) for record in [
-            {"id": "n1", "title": "Nordvik to end NV900", "text": NORDVIK_2019, "date": "2019-02-14", "corpus": "t"},
-            {"id": "n2", "title": "Nordvik settles", "text": NORDVIK_2020, "date": "2020-01-28", "corpus": "t"},
-        ]))
+        corpus.write_text(
+            "\n".join(
+                json.dumps(record)
+                for record in [
+                    {
+                        "id": "n1",
+                        "title": "Nordvik to end NV900",
+                        "text": NORDVIK_2019,
+                        "date": "2019-02-14",
+                        "corpus": "t",
+                    },
+                    {"id": "n2", "title": "Nordvik settles", "text": NORDVIK_2020, "date": "2020-01-28", "corpus": "t"},
+                ]
+            )
+        )
         gold = work_dir / "gold.jsonl"
         gold.write_text(json.dumps(GOLD) + "\n")
         collection = f"t_{uuid.uuid4().hex[:8]}"
@@ -134,8 +162,24 @@ class TestEvaluateTimelines:
         assert set(report.systems) == {"graph", "baseline"} and report.seconds["ingest"] > 0
         # The CLI prints the same three numbers for both systems, in one run.
         out_json, facts = work_dir / "scores.json", work_dir / "run" / "facts.jsonl"
-        code = cli_main(["eval", "timelines", "--corpus", str(corpus), "--gold", str(gold), "--collection",
-                         collection, "--baseline-k", "3", "--json", str(out_json), "--facts", str(facts)])
+        code = cli_main(
+            [
+                "eval",
+                "timelines",
+                "--corpus",
+                str(corpus),
+                "--gold",
+                str(gold),
+                "--collection",
+                collection,
+                "--baseline-k",
+                "3",
+                "--json",
+                str(out_json),
+                "--facts",
+                str(facts),
+            ]
+        )
         printed = capsys.readouterr().out
         assert code == 0 and "graph: event recall 1.000" in printed and "baseline: event recall" in printed
         assert json.loads(out_json.read_text())["graph"]["ALL"]["recall"] == 1.0

@@ -222,7 +222,9 @@ class TestResearchPipelineWithChatModel:
         return PipelineCatalog.loads(yaml.safe_dump(data))
 
     def test_the_question_analysis_feeds_the_prompt_and_the_short_answer_leads(
-        self, chat_catalog, chat_server  # noqa: F811
+        self,
+        chat_catalog,
+        chat_server,  # noqa: F811
     ):
         chat_server.answer = "Vistula River [1].\nWarsaw stands on the Vistula River [1]."
         result = chat_catalog.research("Which river does Warsaw stand on and when was the city founded?", sources=KB)
@@ -234,7 +236,9 @@ class TestResearchPipelineWithChatModel:
         assert all(sentence.supported for sentence in result.sentences)
 
     def test_a_citation_of_a_chunk_that_does_not_exist_is_reported_and_removed(
-        self, chat_catalog, chat_server  # noqa: F811
+        self,
+        chat_catalog,
+        chat_server,  # noqa: F811
     ):
         chat_server.answer = "Warsaw stands on the Vistula River [1][9]. Poland's capital is Warsaw [42]."
         result = chat_catalog.research("Which river does Warsaw stand on?", sources=KB)
@@ -247,7 +251,9 @@ class TestResearchPipelineWithChatModel:
         assert not uncited.supported and uncited.citations == []
 
     def test_an_answer_without_citations_is_flagged_but_an_abstention_is_not(
-        self, chat_catalog, chat_server  # noqa: F811
+        self,
+        chat_catalog,
+        chat_server,  # noqa: F811
     ):
         chat_server.answer = "Warsaw stands on the Vistula River."
         result = chat_catalog.research("Which river does Warsaw stand on?", sources=KB)

@@ -69,13 +69,19 @@ class TestFromOutputs:
                 {"value": "2020", "citations": [3], "document_dates": []},
             ],
         }
-        outputs = {"answer": "A [1]. Sources disagree: 2019 [1], 2020 [3].", "chunks": [chunk(1), broken, chunk(3)],
-                   "conflicts": [conflict, {**conflict, "values": [conflict["values"][0], {"value": "2021",
-                                                                                           "citations": [2]}]}]}
+        outputs = {
+            "answer": "A [1]. Sources disagree: 2019 [1], 2020 [3].",
+            "chunks": [chunk(1), broken, chunk(3)],
+            "conflicts": [
+                conflict,
+                {**conflict, "values": [conflict["values"][0], {"value": "2021", "citations": [2]}]},
+            ],
+        }
         result = ResearchResult.from_outputs("q", outputs)
         assert result.answer == "A [1]. Sources disagree: 2019 [1], 2020 [2]."
         assert [side["citations"] for side in result.conflicts[0]["values"]] == [[1], [2]]
         assert len(result.conflicts) == 1  # the other kept one side only
+
 
 class TestShortAnswerConfidence:
     def test_the_confidence_and_each_part_are_carried_to_every_output(self) -> None:

@@ -11,12 +11,21 @@ from pipelines import scale_corpus
 from pipelines.scale_corpus import EmbeddingCache, ScaleCorpus
 
 PARAGRAPHS = [
-    ("Valmor Bridge", "The Valmor Bridge opened in 1911 over the Quistel river. It carried trams until 1950. "
-     "Engineers from Brenard designed its three arches."),
-    ("Tiravel Orchard", "Tiravel Orchard grows seven kinds of pears on the hills above Osk. Its cider won a prize "
-     "in 1987. The orchard closes every winter for pruning."),
-    ("Pundric Choir", "The Pundric Choir sings in the old church of Melsha every Sunday. It was founded by "
-     "two teachers in 1932. Its recordings are kept in the town library."),
+    (
+        "Valmor Bridge",
+        "The Valmor Bridge opened in 1911 over the Quistel river. It carried trams until 1950. "
+        "Engineers from Brenard designed its three arches.",
+    ),
+    (
+        "Tiravel Orchard",
+        "Tiravel Orchard grows seven kinds of pears on the hills above Osk. Its cider won a prize "
+        "in 1987. The orchard closes every winter for pruning.",
+    ),
+    (
+        "Pundric Choir",
+        "The Pundric Choir sings in the old church of Melsha every Sunday. It was founded by "
+        "two teachers in 1932. Its recordings are kept in the town library.",
+    ),
 ]
 
 

@@ -35,72 +35,157 @@ def GUARDED_ELSEWHERE(parameter: str) -> dict[str, dict[str, str]]:  # noqa: N80
 # pipeline -> component -> init parameter (component `metadata`: the pipeline's metadata; `a.b`: key or attribute b
 # of the init parameter a).
 SETTINGS: dict[str, tuple[str, Any, dict[str, dict[str, str]]]] = {
-    "TOOL_TIMEOUT_S": ("4.5", 4.5, {
-        "research": {"kb_dense": "timeout_s", "kb_keyword": "timeout_s", "graph": "timeout_s", "web": "timeout_s",
-                     "arxiv": "timeout_s", "memory": "timeout_s", "memory_writer": "timeout_s", "hops": "timeout_s"},
-        **GUARDED_ELSEWHERE("timeout_s"),
-    }),
-    "TOOL_RETRIES": ("1", 1, {"research": {"web": "retries", "arxiv": "retries", "memory": "retries"},
-                              "research_agent": {"agent": "retries"}}),
-    "UPSTREAM_MAX_BYTES": ("1234567", 1234567, {
-        "research": {"web": "max_response_bytes", "arxiv": "max_response_bytes", "generator": "max_response_bytes"},
-        "research_agent": {"agent": "max_response_bytes"},
-    }),
+    "TOOL_TIMEOUT_S": (
+        "4.5",
+        4.5,
+        {
+            "research": {
+                "kb_dense": "timeout_s",
+                "kb_keyword": "timeout_s",
+                "graph": "timeout_s",
+                "web": "timeout_s",
+                "arxiv": "timeout_s",
+                "memory": "timeout_s",
+                "memory_writer": "timeout_s",
+                "hops": "timeout_s",
+            },
+            **GUARDED_ELSEWHERE("timeout_s"),
+        },
+    ),
+    "TOOL_RETRIES": (
+        "1",
+        1,
+        {
+            "research": {"web": "retries", "arxiv": "retries", "memory": "retries"},
+            "research_agent": {"agent": "retries"},
+        },
+    ),
+    "UPSTREAM_MAX_BYTES": (
+        "1234567",
+        1234567,
+        {
+            "research": {"web": "max_response_bytes", "arxiv": "max_response_bytes", "generator": "max_response_bytes"},
+            "research_agent": {"agent": "max_response_bytes"},
+        },
+    ),
     "CHUNK_TOKENS": ("150", 150, {"research": {"web": "chunk_tokens", "arxiv": "chunk_tokens"}}),
     "WEB_PAGE_TIMEOUT_S": ("3.5", 3.5, {"research": {"web": "page_timeout_s"}}),
     "WEB_EXCLUDE_PATTERNS": ("blocked.example", ["blocked.example"], {"research": {"web": "exclude_patterns"}}),
-    "ALLOW_PRIVATE_ADDRESSES": ("true", True, {"research": {"web": "allow_private_addresses",
-                                                            "arxiv": "allow_private_addresses"}}),
+    "ALLOW_PRIVATE_ADDRESSES": (
+        "true",
+        True,
+        {"research": {"web": "allow_private_addresses", "arxiv": "allow_private_addresses"}},
+    ),
     "FIRECRAWL_API_URL": ("http://127.0.0.1:9/fc", "http://127.0.0.1:9/fc", {"research": {"web": "api_url"}}),
     "ARXIV_API_URL": ("http://127.0.0.1:9/alt", "http://127.0.0.1:9/alt", {"research": {"arxiv": "api_url"}}),
     "ARXIV_MIN_INTERVAL_S": ("1.5", 1.5, {"research": {"arxiv": "min_interval_s"}}),
     "MEMORY_BACKEND": ("zep", "zep", {"research": {"memory": "backend", "memory_writer": "backend"}}),
-    "ZEP_API_URL": ("http://127.0.0.1:9/zep", "http://127.0.0.1:9/zep", {
-        "research": {"memory": "zep_api_url", "memory_writer": "zep_api_url"},
-    }),
+    "ZEP_API_URL": (
+        "http://127.0.0.1:9/zep",
+        "http://127.0.0.1:9/zep",
+        {
+            "research": {"memory": "zep_api_url", "memory_writer": "zep_api_url"},
+        },
+    ),
     "GENERATOR": ("openai", "openai", {"research": {"generator": "generator"}}),
-    "OPENAI_MODEL": ("model-of-the-test", "model-of-the-test", {
-        "research": {"generator": "model"}, "research_agent": {"agent": "model"},
-    }),
-    "OPENAI_BASE_URL": ("http://127.0.0.1:9/v1", "http://127.0.0.1:9/v1", {
-        "research": {"generator": "api_base_url"}, "research_agent": {"agent": "api_base_url"},
-    }),
+    "OPENAI_MODEL": (
+        "model-of-the-test",
+        "model-of-the-test",
+        {
+            "research": {"generator": "model"},
+            "research_agent": {"agent": "model"},
+        },
+    ),
+    "OPENAI_BASE_URL": (
+        "http://127.0.0.1:9/v1",
+        "http://127.0.0.1:9/v1",
+        {
+            "research": {"generator": "api_base_url"},
+            "research_agent": {"agent": "api_base_url"},
+        },
+    ),
     "TOOL_PROFILE": ("reader", "reader", {"research_agent": {"agent": "profile"}}),
     # The research pipeline's whole-question budget is the pipeline's own: in its `metadata`.
     "QUESTION_BUDGET_S": ("12.5", 12.5, {"research": {"metadata": "question_budget_s"}}),
-    "BREAKER_FAILURES": ("3", 3, {
-        "research": {**dict.fromkeys(GUARDED, "breaker.failures"), "generator": "breaker.failures"},
-        **GUARDED_ELSEWHERE("breaker.failures"),
-    }),
-    "BREAKER_COOLDOWN_S": ("12.5", 12.5, {
-        "research": {**dict.fromkeys(GUARDED, "breaker.cooldown_s"), "generator": "breaker.cooldown_s"},
-        **GUARDED_ELSEWHERE("breaker.cooldown_s"),
-    }),
+    "BREAKER_FAILURES": (
+        "3",
+        3,
+        {
+            "research": {**dict.fromkeys(GUARDED, "breaker.failures"), "generator": "breaker.failures"},
+            **GUARDED_ELSEWHERE("breaker.failures"),
+        },
+    ),
+    "BREAKER_COOLDOWN_S": (
+        "12.5",
+        12.5,
+        {
+            "research": {**dict.fromkeys(GUARDED, "breaker.cooldown_s"), "generator": "breaker.cooldown_s"},
+            **GUARDED_ELSEWHERE("breaker.cooldown_s"),
+        },
+    ),
     # Only the knowledge-base searches cache their results.
     "CACHE_TTL_S": ("60", 60.0, {"research": {"kb_dense": "cache_ttl_s", "kb_keyword": "cache_ttl_s"}}),
-    "KEYWORD_INDEX_MAX_POSTINGS": ("5000000", 5_000_000, {
-        "research": {"kb_dense": "keyword_index_max_postings", "kb_keyword": "keyword_index_max_postings"},
-    }),
+    "KEYWORD_INDEX_MAX_POSTINGS": (
+        "5000000",
+        5_000_000,
+        {
+            "research": {"kb_dense": "keyword_index_max_postings", "kb_keyword": "keyword_index_max_postings"},
+        },
+    ),
     # Another name of the bundled model: a value that is not the default, and loads.
-    "EMBEDDING_MODEL": ("all-MiniLM-L6-v2", "all-MiniLM-L6-v2", {
-        "research": {"kb_dense": "embedding_model", "kb_keyword": "embedding_model", "graph": "embedding_model",
-                     "web": "model", "arxiv": "model", "memory": "embedding_model", "memory_writer": "embedding_model",
-                     "ranker": "model", "hops": "embedding_model", "generator": "embedding_model"},
-        "documents": {"list_documents": "embedding_model"},
-        "document": {"get_document": "embedding_model"},
-    }),
-    "SPACY_MODEL": ("en_core_web_sm", "en_core_web_sm", {
-        "research": dict.fromkeys(
-            ("kb_dense", "kb_keyword", "graph", "web", "arxiv", "memory", "memory_writer", "ranker", "hops",
-             "question_analyzer", "generator", "citation_check", "conflicts"),
-            "spacy_model",
-        ),
-    }),
-    "KB_DOCUMENT_FIELD": ("source_ref", "source_ref", {
-        "research": dict.fromkeys(("kb_dense", "kb_keyword", "graph", "ranker", "hops"), "document_field"),
-        "documents": {"list_documents": "document_field"},
-        "document": {"get_document": "document_field"},
-    }),
+    "EMBEDDING_MODEL": (
+        "all-MiniLM-L6-v2",
+        "all-MiniLM-L6-v2",
+        {
+            "research": {
+                "kb_dense": "embedding_model",
+                "kb_keyword": "embedding_model",
+                "graph": "embedding_model",
+                "web": "model",
+                "arxiv": "model",
+                "memory": "embedding_model",
+                "memory_writer": "embedding_model",
+                "ranker": "model",
+                "hops": "embedding_model",
+                "generator": "embedding_model",
+            },
+            "documents": {"list_documents": "embedding_model"},
+            "document": {"get_document": "embedding_model"},
+        },
+    ),
+    "SPACY_MODEL": (
+        "en_core_web_sm",
+        "en_core_web_sm",
+        {
+            "research": dict.fromkeys(
+                (
+                    "kb_dense",
+                    "kb_keyword",
+                    "graph",
+                    "web",
+                    "arxiv",
+                    "memory",
+                    "memory_writer",
+                    "ranker",
+                    "hops",
+                    "question_analyzer",
+                    "generator",
+                    "citation_check",
+                    "conflicts",
+                ),
+                "spacy_model",
+            ),
+        },
+    ),
+    "KB_DOCUMENT_FIELD": (
+        "source_ref",
+        "source_ref",
+        {
+            "research": dict.fromkeys(("kb_dense", "kb_keyword", "graph", "ranker", "hops"), "document_field"),
+            "documents": {"list_documents": "document_field"},
+            "document": {"get_document": "document_field"},
+        },
+    ),
 }
 SECRETS = ("FIRECRAWL_API_KEY", "OPENAI_API_KEY", "ZEP_API_KEY", "NEO4J_PASSWORD", "API_TOKEN")
 
@@ -151,7 +236,9 @@ def test_every_behaviour_changing_setting_is_in_the_yaml_and_no_secret(dumped: d
                 assert _value(written, parameter) == value, (name, pipeline, component, parameter, written)
     research = dumped["pipelines"]["research"]["pipeline"]["components"]
     assert research["web"]["init_parameters"]["api_key"] == {
-        "type": "env_var", "env_vars": ["FIRECRAWL_API_KEY"], "strict": False,
+        "type": "env_var",
+        "env_vars": ["FIRECRAWL_API_KEY"],
+        "strict": False,
     }
 
 
@@ -194,7 +281,9 @@ def test_the_configuration_page_lists_the_same_places() -> None:
 
 
 GRAPH_COMPONENTS = {
-    "research": "graph", "entity_timeline": "timeline", "entity_relationships": "relationships",
+    "research": "graph",
+    "entity_timeline": "timeline",
+    "entity_relationships": "relationships",
     "entity_search": "search",
 }
 
@@ -219,7 +308,9 @@ def test_the_graph_store_the_settings_choose_is_in_the_yaml(monkeypatch: pytest.
         assert store["type"] == "components.graph.neo4j_store.Neo4jGraphStore", pipeline
         params = store["init_parameters"]
         assert (params["uri"], params["username"], params["database"]) == (
-            "neo4j://127.0.0.1:9", "reader-of-the-test", "graph-of-the-test",
+            "neo4j://127.0.0.1:9",
+            "reader-of-the-test",
+            "graph-of-the-test",
         ), pipeline
         assert params["password"] == {"type": "env_var", "env_vars": ["NEO4J_PASSWORD"], "strict": False}
         # Under the default settings (GRAPH_BACKEND postgres) the YAML's store is the one built.
@@ -274,8 +365,11 @@ def test_a_blank_document_field_is_written_out_and_stays_blank_on_a_machine_that
     monkeypatch.setenv("KB_DOCUMENT_FIELD", "source_ref")
     reload_settings()
     for data in dumped:
-        kind = {"KnowledgeBaseSearch": KnowledgeBaseSearch, "ResearchRanker": ResearchRanker,
-                "GraphSearch": GraphSearch}[data["type"].rsplit(".", 1)[-1]]
+        kind = {
+            "KnowledgeBaseSearch": KnowledgeBaseSearch,
+            "ResearchRanker": ResearchRanker,
+            "GraphSearch": GraphSearch,
+        }[data["type"].rsplit(".", 1)[-1]]
         assert data["init_parameters"]["document_field"] == "", data["type"]
         assert not kind.from_dict(data).document_field, data["type"]
         del data["init_parameters"]["document_field"]

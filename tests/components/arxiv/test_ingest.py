@@ -13,8 +13,9 @@ class TestIngestArxiv:
     def test_papers_land_with_their_arxiv_metadata(self, arxiv_settings, store):
         from ingest.ingestor import Ingestor
 
-        outcome = ingest_arxiv(["2005.11401", "arXiv:1706.03762v7", "9999.99999"],
-                               ingestor=Ingestor(store=store, hooks=[]))
+        outcome = ingest_arxiv(
+            ["2005.11401", "arXiv:1706.03762v7", "9999.99999"], ingestor=Ingestor(store=store, hooks=[])
+        )
         assert [paper.paper_id for paper in outcome.papers] == ["2005.11401", "1706.03762"]
         assert outcome.not_found == ["9999.99999"]
         assert outcome.report.ok and len(outcome.report.added) == 2
@@ -32,8 +33,9 @@ class TestIngestArxiv:
         from ingest.ingestor import Ingestor
 
         arxiv_server.fail("500", path="/pdf/1706.03762")
-        outcome = ingest_arxiv(["2005.11401", "1706.03762"], full_text=True, ingestor=Ingestor(store=store, hooks=[]),
-                               allow_private=True)  # the contract server's PDF links name 127.0.0.1
+        outcome = ingest_arxiv(
+            ["2005.11401", "1706.03762"], full_text=True, ingestor=Ingestor(store=store, hooks=[]), allow_private=True
+        )  # the contract server's PDF links name 127.0.0.1
         assert outcome.full_text == {"2005.11401": True, "1706.03762": False}
         assert outcome.failed and outcome.failed[0][0] == "1706.03762"
         _, chunks = store.get_document(store.find_by_source("arxiv:2005.11401").document_id)

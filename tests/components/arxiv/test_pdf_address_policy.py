@@ -71,8 +71,7 @@ def test_every_redirect_hop_is_checked(arxiv_server, loopback_stands_for_public,
 
 
 def make(server, **kwargs) -> ArxivSearch:  # noqa: ANN001
-    component = ArxivSearch(api_url=server.url, timeout_s=5.0, retries=0, min_interval_s=0.0, full_text=True,
-                            **kwargs)
+    component = ArxivSearch(api_url=server.url, timeout_s=5.0, retries=0, min_interval_s=0.0, full_text=True, **kwargs)
     component.warm_up()
     return component
 
@@ -114,8 +113,9 @@ class TestArxivSearch:
 def test_ingesting_full_text_from_a_refused_link_keeps_the_abstract(arxiv_settings, arxiv_server, store) -> None:  # noqa: ANN001
     from ingest.ingestor import Ingestor
 
-    outcome = ingest_arxiv(["2005.11401"], full_text=True, ingestor=Ingestor(store=store, hooks=[]),
-                           allow_private=False)
+    outcome = ingest_arxiv(
+        ["2005.11401"], full_text=True, ingestor=Ingestor(store=store, hooks=[]), allow_private=False
+    )
     assert outcome.full_text == {"2005.11401": False}
     assert "the PDF link was refused" in outcome.failed[0][1] and "ingested the abstract" in outcome.failed[0][1]
     record = store.find_by_source("arxiv:2005.11401")

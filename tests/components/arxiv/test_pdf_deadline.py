@@ -41,8 +41,7 @@ def test_ingesting_full_text_keeps_the_abstract_when_the_pdf_is_late(arxiv_setti
     ingestor.warm_up()  # the embedding model's first load is not the PDF's time
     arxiv_server.fail("drip", path="/pdf/2005.11401", delay_s=0.1)
     started = time.monotonic()
-    outcome = ingest_arxiv(["2005.11401"], full_text=True, ingestor=ingestor, timeout_s=1.5,
-                           allow_private=True)
+    outcome = ingest_arxiv(["2005.11401"], full_text=True, ingestor=ingestor, timeout_s=1.5, allow_private=True)
     assert time.monotonic() - started < 8.0
     assert outcome.full_text == {"2005.11401": False}
     assert "did not arrive within 1.5 s" in outcome.failed[0][1]

@@ -26,8 +26,15 @@ def make(server, **kwargs) -> ArxivSearch:
 
 class TestArxivSearch:
     def test_to_dict_from_dict(self):
-        component = ArxivSearch(num_results=7, sort_by="date", categories=["cs.CL"], date_from="2020-01-01",
-                                full_text=True, min_interval_s=3.0, api_url="http://127.0.0.1:9/api/query")
+        component = ArxivSearch(
+            num_results=7,
+            sort_by="date",
+            categories=["cs.CL"],
+            date_from="2020-01-01",
+            full_text=True,
+            min_interval_s=3.0,
+            api_url="http://127.0.0.1:9/api/query",
+        )
         restored = ArxivSearch.from_dict(component.to_dict())
         assert restored.to_dict() == component.to_dict()
         assert (restored.sort_by, restored.categories, restored.full_text) == ("date", ["cs.CL"], True)
@@ -79,8 +86,9 @@ class TestArxivSearch:
 
     @pytest.mark.integration
     def test_full_text_from_the_pdf(self, arxiv_server):
-        result = make(arxiv_server, timeout_s=4.0).run(query="dense index generator", full_text=True,
-                                                       categories=["cs.CL"], date_to="2020-12-31")
+        result = make(arxiv_server, timeout_s=4.0).run(
+            query="dense index generator", full_text=True, categories=["cs.CL"], date_to="2020-12-31"
+        )
         assert result["status"].status is StatusKind.SUCCESS, result["status"].message
         rag = [doc for doc in result["documents"] if doc.meta["paper_id"] == "2005.11401"]
         assert rag and rag[0].meta["text_source"] == "full_text"
@@ -161,8 +169,9 @@ class TestArxivSearch:
         assert 1.4 <= time.monotonic() - started < 1.5 + 3.0
 
     def test_a_service_that_is_down_is_an_error_status(self):
-        component = ArxivSearch(api_url=f"http://127.0.0.1:{free_port()}/api/query", timeout_s=2.0, retries=0,
-                                min_interval_s=0.0)
+        component = ArxivSearch(
+            api_url=f"http://127.0.0.1:{free_port()}/api/query", timeout_s=2.0, retries=0, min_interval_s=0.0
+        )
         result = component.run(query="attention")
         assert result["status"].status is StatusKind.ERROR
         assert "cannot reach the arXiv API" in result["status"].message

@@ -162,4 +162,3 @@ class TestRankedDocuments:
         assert documents_of(BranchDocuments(tuple(documents))) == documents
         assert documents_of(RankedDocuments(tuple(documents))) == documents
         assert documents_of(None) == [] and documents_of(RankedDocuments()) == []
-

@@ -229,9 +229,7 @@ class TestSwitchingToTheExport:
         torch_model, _ = exported
         model = EmbeddingModel(torch_model.name, 1, export_root=tmp_path / "models")
         traced: list[bool] = []
-        monkeypatch.setattr(
-            "components.embedding.model.export_onnx", lambda *args, **kwargs: traced.append(True)
-        )
+        monkeypatch.setattr("components.embedding.model.export_onnx", lambda *args, **kwargs: traced.append(True))
         with model._lock:  # another thread is in the middle of a torch forward pass
             switching = threading.Thread(target=model.use_onnx_export)
             switching.start()

@@ -46,13 +46,22 @@ class TestConflictFinder:
     @pytest.mark.parametrize(
         ("query", "texts"),
         [
-            ("How much did Brevik Labs raise in its seed round?",
-             ("Brevik Labs raised $4 million in its seed round.", "In its seed round Brevik Labs raised $6 million.")),
+            (
+                "How much did Brevik Labs raise in its seed round?",
+                (
+                    "Brevik Labs raised $4 million in its seed round.",
+                    "In its seed round Brevik Labs raised $6 million.",
+                ),
+            ),
             ("Who leads Brevik Labs?", ("Brevik Labs is led by Orla Venn.", "Tomas Hale leads Brevik Labs.")),
-            ("Where is Brevik Labs headquartered?",
-             ("Brevik Labs is headquartered in Oslo.", "Brevik Labs is headquartered in Bergen.")),
-            ("How many employees does Brevik Labs have?",
-             ("Brevik Labs has 120 employees.", "Brevik Labs has 340 employees.")),
+            (
+                "Where is Brevik Labs headquartered?",
+                ("Brevik Labs is headquartered in Oslo.", "Brevik Labs is headquartered in Bergen."),
+            ),
+            (
+                "How many employees does Brevik Labs have?",
+                ("Brevik Labs has 120 employees.", "Brevik Labs has 340 employees."),
+            ),
         ],
     )
     def test_amounts_people_places_and_counts_conflict_too(self, query: str, texts: tuple[str, str]) -> None:
@@ -62,21 +71,48 @@ class TestConflictFinder:
     @pytest.mark.parametrize(
         ("query", "first", "second"),
         [
-            pytest.param("When was Brevik Labs founded?", "Brevik Labs was founded in 2019.",
-                         "Brevik Labs was founded in March 2019 in Kestrel Bay.", id="the same value up to precision"),
-            pytest.param("How much did Brevik Labs raise?", "Brevik Labs raised 40 million dollars in 2021.",
-                         "In 2022 Brevik Labs raised $100 million.", id="values true at different times"),
-            pytest.param("How much did Brevik Labs raise?", "Brevik Labs raised $40 million.",
-                         "Brevik Labs raised $40,000,000 from Kestrel Fund.", id="the same amount written differently"),
-            pytest.param("When was Brevik Labs founded?", "Brevik Labs was founded in 2019.",
-                         "Zorvan Systems was founded in 2016.", id="another subject's value"),
-            pytest.param("Who leads Brevik Labs?", "Brevik Labs is led by Orla Venn.", "Venn leads Brevik Labs.",
-                         id="a name and its shorter form"),
-            pytest.param("When was Brevik OS 3.0 released?", "Brevik OS 3.0 was released on December 3, 2008.",
-                         "Brevik OS 2.0 was released in October 2000.", id="another version of the subject"),
-            pytest.param("When was Brevik Labs founded?", "Brevik Labs was founded in 2019.",
-                         "It was founded in 2016, two years before Brevik Labs.",
-                         id="a pronoun in a sentence that names the subject apart"),
+            pytest.param(
+                "When was Brevik Labs founded?",
+                "Brevik Labs was founded in 2019.",
+                "Brevik Labs was founded in March 2019 in Kestrel Bay.",
+                id="the same value up to precision",
+            ),
+            pytest.param(
+                "How much did Brevik Labs raise?",
+                "Brevik Labs raised 40 million dollars in 2021.",
+                "In 2022 Brevik Labs raised $100 million.",
+                id="values true at different times",
+            ),
+            pytest.param(
+                "How much did Brevik Labs raise?",
+                "Brevik Labs raised $40 million.",
+                "Brevik Labs raised $40,000,000 from Kestrel Fund.",
+                id="the same amount written differently",
+            ),
+            pytest.param(
+                "When was Brevik Labs founded?",
+                "Brevik Labs was founded in 2019.",
+                "Zorvan Systems was founded in 2016.",
+                id="another subject's value",
+            ),
+            pytest.param(
+                "Who leads Brevik Labs?",
+                "Brevik Labs is led by Orla Venn.",
+                "Venn leads Brevik Labs.",
+                id="a name and its shorter form",
+            ),
+            pytest.param(
+                "When was Brevik OS 3.0 released?",
+                "Brevik OS 3.0 was released on December 3, 2008.",
+                "Brevik OS 2.0 was released in October 2000.",
+                id="another version of the subject",
+            ),
+            pytest.param(
+                "When was Brevik Labs founded?",
+                "Brevik Labs was founded in 2019.",
+                "It was founded in 2016, two years before Brevik Labs.",
+                id="a pronoun in a sentence that names the subject apart",
+            ),
         ],
     )
     def test_agreeing_values_are_no_conflict(self, query: str, first: str, second: str) -> None:

@@ -106,8 +106,13 @@ def test_a_turn_that_names_nothing_is_passed_over() -> None:
 
 
 def test_that_company_is_the_one_the_answer_named_and_it_the_questions_subject() -> None:
-    turns = [Turn("Which company makes the Corvane X2 drone?", "The Corvane X2 is made by Strand Aerial [1].",
-                  short_answer="Strand Aerial")]
+    turns = [
+        Turn(
+            "Which company makes the Corvane X2 drone?",
+            "The Corvane X2 is made by Strand Aerial [1].",
+            short_answer="Strand Aerial",
+        )
+    ]
     assert rewrite_offline("Where is that company based?", turns) == "Where is Strand Aerial based?"
     assert rewrite_offline("How much does it cost?", turns) == "How much does Corvane X2 cost?"
     assert rewrite_offline("When did they start making drones?", turns) == "When did Strand Aerial start making drones?"

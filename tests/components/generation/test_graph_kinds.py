@@ -18,8 +18,13 @@ def _with_facts(document: Document, facts: list[dict]) -> Document:
 def test_the_graph_kinds_of_the_chunks_facts_decide_what_answers_who() -> None:
     chunk = _with_facts(
         kb_document("velmora", "Velmora Labs announced Quillbase in May 2014.", 0.7, title="Velmora Labs"),
-        [{"fact": "...", "entities": ["Velmora Labs", "Quillbase", "Arlo Venn"],
-          "entity_kinds": ["organization", "product", "other"]}],
+        [
+            {
+                "fact": "...",
+                "entities": ["Velmora Labs", "Quillbase", "Arlo Venn"],
+                "entity_kinds": ["organization", "product", "other"],
+            }
+        ],
     )
     kinds = graph_kinds([chunk])
     assert kinds == {"velmora": "organization", "quillbase": "product"}  # the graph's keys; "other" says nothing

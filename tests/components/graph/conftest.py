@@ -28,13 +28,23 @@ NORDVIK_2020 = (
 def make_document(document_id: str, text: str, date: dt.date | None, title: str = "", chunk_words: int = 40):
     """A document record and its chunks (split every `chunk_words` words, like a splitter would)."""
     document = DocumentRecord(
-        document_id=document_id, title=title or document_id, source=f"test:{document_id}", doc_type="txt",
-        content_hash=document_id, text=text, url=f"https://example.org/{document_id}", date=date,
+        document_id=document_id,
+        title=title or document_id,
+        source=f"test:{document_id}",
+        doc_type="txt",
+        content_hash=document_id,
+        text=text,
+        url=f"https://example.org/{document_id}",
+        date=date,
     )
     words = text.split()
     chunks = [
-        ChunkRecord(chunk_id=f"{document_id}-c{i}", document_id=document_id, chunk_index=i,
-                    text=" ".join(words[start:start + chunk_words]))
+        ChunkRecord(
+            chunk_id=f"{document_id}-c{i}",
+            document_id=document_id,
+            chunk_index=i,
+            text=" ".join(words[start : start + chunk_words]),
+        )
         for i, start in enumerate(range(0, len(words), chunk_words))
     ]
     return document, chunks
@@ -53,8 +63,10 @@ def _new_store(kind: str):
         from components.graph.neo4j_store import Neo4jGraphStore
 
         return Neo4jGraphStore(
-            os.environ["NEO4J_URI"], os.environ.get("NEO4J_USERNAME", "neo4j"),
-            database=os.environ.get("NEO4J_DATABASE", "neo4j"), collection=collection,
+            os.environ["NEO4J_URI"],
+            os.environ.get("NEO4J_USERNAME", "neo4j"),
+            database=os.environ.get("NEO4J_DATABASE", "neo4j"),
+            collection=collection,
         )
     from components.graph.postgres_store import PostgresGraphStore
 

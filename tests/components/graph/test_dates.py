@@ -218,7 +218,7 @@ class TestTheDateSClauseTellsTheFuture:
 
 
 class TestAPartOfTheYearNamedAgain:
-    """"that summer", "that quarter" name the text's time again: the year of its previous date, none without one."""
+    """ "that summer", "that quarter" name the text's time again: the year of its previous date, none without one."""
 
     def test_that_season_is_the_previous_date_s_year(self):
         # The recogniser leaves "that" out of the date ("summer"): the word before it still says which summer.

@@ -11,7 +11,8 @@ from components.graph.entity_timeline import EntityTimeline
 
 # The graph store the test settings choose (GRAPH_BACKEND postgres) for the collection "research".
 PG_RESEARCH = {
-    "type": "components.graph.postgres_store.PostgresGraphStore", "init_parameters": {"collection": "research"},
+    "type": "components.graph.postgres_store.PostgresGraphStore",
+    "init_parameters": {"collection": "research"},
 }
 
 
@@ -85,9 +86,12 @@ class TestComprehensiveSearch:
             ComprehensiveSearch(vector_mode="fuzzy")
         data = ComprehensiveSearch(limit=5, vector_mode="dense").to_dict()
         assert data["init_parameters"] == {
-            "collection": None, "limit": 5, "vector_mode": "dense",
+            "collection": None,
+            "limit": 5,
+            "vector_mode": "dense",
             "graph_store": PG_RESEARCH,  # KB_COLLECTION's
-            "breaker": {"failures": 5, "cooldown_s": 30.0}, "timeout_s": 7.0,
+            "breaker": {"failures": 5, "cooldown_s": 30.0},
+            "timeout_s": 7.0,
         }
         assert ComprehensiveSearch.from_dict(data).vector_mode == "dense"
 

@@ -143,7 +143,6 @@ class TestKindModel:
         assert found["quillon"].kind_evidence.names == ["Quillon Holdings"]
         assert features(found["quillon"].kind_evidence)[FEATURES.index("name:designator")] == 1.0
 
-
     def test_the_pronoun_after_a_name_is_evidence_of_a_person_or_a_thing(self):
         found = entities(
             "Orla Vennick resigned in 2019, and her team followed. "
@@ -165,7 +164,6 @@ class TestKindModel:
             names=["Tamsin Royle"], labels=Counter({"organization": 2}), pronouns=Counter({"person": 2})
         )
         assert model.probabilities(told)["person"] > model.probabilities(plain)["person"]
-
 
     def test_a_title_right_before_a_name_is_person_evidence(self):
         found = entities("Chairman Orvel Tansy opened the Brightwater Loom plant in 2019. Tansy said it employs 300.")
@@ -278,9 +276,7 @@ class TestNoJunk:
     def test_a_generational_suffix_alone_or_opening_a_name_is_no_entity(self):
         # "Jr." after a comma, where the recogniser ended the name, is no entity of its own; at the end of a name it
         # stays, so that a son is not his father.
-        found = entities(
-            "Tavin Orrell, Jr. (a founder) and Mako Dunst (an investor) left Quillon in 2015."
-        )
+        found = entities("Tavin Orrell, Jr. (a founder) and Mako Dunst (an investor) left Quillon in 2015.")
         assert "jr" not in found and "mako dunst" in found
         found = entities("Tavin Orrell Sr. founded Quillon in 1950, and his son Tavin Orrell Jr. ran it from 1980.")
         assert {"tavin orrell sr", "tavin orrell jr"} <= set(found)
@@ -299,9 +295,7 @@ class TestNoJunk:
         # the of-phrase; a name the recogniser reads whole ("Bank of Ostby") stays.
         found = entities("Ilse Orvel, Margrave of Varnia, granted the weavers of Ostby a charter in 1702.")
         assert "margrave" not in found and {"ilse orvel", "varnia"} <= set(found)
-        found = entities(
-            "In 1938 Halvard Quist, Professor of the Theory of Music at Ostby, criticised the decree."
-        )
+        found = entities("In 1938 Halvard Quist, Professor of the Theory of Music at Ostby, criticised the decree.")
         assert "professor" not in found and "halvard quist" in found
         assert "bank of ostby" in entities("The Bank of Ostby raised its rates in 2020.")
         assert "k900" in entities("The K900 of Talmont Aerospace made its first flight in 2021.")
@@ -595,9 +589,7 @@ class TestEmbeddingReadings:
         second = make_document("b", "Orla Vennick left Quillon in 2021.", dt.date(2023, 5, 4), "t")
         graphs = [extractor.extract(document, chunks) for document, chunks in (first, second)]
         assert embedder.texts.count("Orla Vennick") == (2 if embedded_again else 1)
-        vectors = [
-            {entity.key: entity.kind_evidence.name_vector for entity in graph.entities} for graph in graphs
-        ]
+        vectors = [{entity.key: entity.kind_evidence.name_vector for entity in graph.entities} for graph in graphs]
         assert np.array_equal(vectors[0]["orla vennick"], vectors[1]["orla vennick"])
         assert [graph.extractor for graph in graphs] == [extractor.stamp] * 2
 
@@ -682,8 +674,11 @@ class TestEmbeddingReadings:
                 "person",
             ),
             # An unlabelled one-word name that its sentence reads as software.
-            ("Developers install Quillstream with pip and run Zephyrion on a laptop since 2021.", "zephyrion",
-             "product"),
+            (
+                "Developers install Quillstream with pip and run Zephyrion on a laptop since 2021.",
+                "zephyrion",
+                "product",
+            ),
         ],
     )
     def test_the_shipped_model_reads_the_name_and_its_sentences(self, text, key, kind):

@@ -78,7 +78,10 @@ class TestEntitySearch:
         data = EntitySearch(collection="research", limit=20).to_dict()
         assert data["type"] == "components.graph.entity_search.EntitySearch"
         assert data["init_parameters"] == {
-            "collection": "research", "limit": 20, "breaker": {"failures": 5, "cooldown_s": 30.0}, "timeout_s": 7.0,
+            "collection": "research",
+            "limit": 20,
+            "breaker": {"failures": 5, "cooldown_s": 30.0},
+            "timeout_s": 7.0,
             "graph_store": {  # the store the settings choose (GRAPH_BACKEND postgres), written out
                 "type": "components.graph.postgres_store.PostgresGraphStore",
                 "init_parameters": {"collection": "research"},

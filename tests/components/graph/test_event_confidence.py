@@ -82,7 +82,6 @@ class TestFeatures:
         assert far["log_sentence_tokens"] > near["log_sentence_tokens"]
         assert near["dates_in_sentence"] == 1.0
 
-
     def test_whether_the_entity_takes_part_in_the_main_event(self):
         main = _features("Brask Optics opened a plant in Velmora in 2019.", "brask optics")
         assert main["main_participant"] == main["main_subject"] == main["predicate_is_root"] == 1.0

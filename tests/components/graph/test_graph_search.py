@@ -56,17 +56,31 @@ class TestGraphSearch:
     def test_to_dict_from_dict(self):
         search = GraphSearch(collection="research", top_k=7, facts_per_passage=2, damping=0.6, timeout_s=3.0)
         data = search.to_dict()
-        assert data["init_parameters"] == {"collection": "research", "top_k": 7, "facts_per_passage": 2,
-                                           "damping": 0.6, "embedding_model": search.embedding_model,
-                                           "timeout_s": 3.0, "document_store": None,
-                                           "graph_store": {
-                                               "type": "components.graph.postgres_store.PostgresGraphStore",
-                                               "init_parameters": {"collection": "research"}},
-                                           "min_event_confidence": None, "breaker": {"failures": 5, "cooldown_s": 30.0},
-                                           "spacy_model": search.spacy_model, "document_field": ""}
+        assert data["init_parameters"] == {
+            "collection": "research",
+            "top_k": 7,
+            "facts_per_passage": 2,
+            "damping": 0.6,
+            "embedding_model": search.embedding_model,
+            "timeout_s": 3.0,
+            "document_store": None,
+            "graph_store": {
+                "type": "components.graph.postgres_store.PostgresGraphStore",
+                "init_parameters": {"collection": "research"},
+            },
+            "min_event_confidence": None,
+            "breaker": {"failures": 5, "cooldown_s": 30.0},
+            "spacy_model": search.spacy_model,
+            "document_field": "",
+        }
         again = GraphSearch.from_dict(data)
         assert (again.collection, again.top_k, again.facts_per_passage, again.damping, again.timeout_s) == (
-            "research", 7, 2, 0.6, 3.0)
+            "research",
+            7,
+            2,
+            0.6,
+            3.0,
+        )
 
     def test_skips_when_not_selected(self):
         result = GraphSearch().run(query="Nordvik", sources=["web", "kb"])
@@ -136,4 +150,3 @@ class TestGraphSearch:
         assert GraphSearch().run(query="  ")["status"].message == "query is empty"
         status = GraphSearch().run(query="Nordvik", as_of="yesterday")["status"]
         assert status.status is StatusKind.ERROR and "as_of 'yesterday' is not an ISO date" in status.message
-

@@ -89,13 +89,17 @@ class TestGraphStoreParameter:
         monkeypatch.setenv("NEO4J_PASSWORD", "do-not-print-me")
         data = cls(graph_store=neo4j_store()).to_dict()
         assert data["init_parameters"]["graph_store"]["init_parameters"]["password"] == {
-            "type": "env_var", "env_vars": ["NEO4J_PASSWORD"], "strict": False
+            "type": "env_var",
+            "env_vars": ["NEO4J_PASSWORD"],
+            "strict": False,
         }
         assert "do-not-print-me" not in yaml.safe_dump(data)
         again = cls.from_dict(copy.deepcopy(data))
         assert isinstance(again.graph_store, Neo4jGraphStore)
         assert (again.graph_store.uri, again.graph_store.username, again.graph_store.database) == (
-            "neo4j://127.0.0.1:7687", "analyst", "kg"
+            "neo4j://127.0.0.1:7687",
+            "analyst",
+            "kg",
         )
         assert again.graph_store._driver is None  # loading a pipeline connects to nothing
         assert again.to_dict() == data
@@ -126,8 +130,10 @@ class TestGraphStoreParameter:
         data["init_parameters"]["graph_store"] = {"type": "components.settings.Settings", "init_parameters": {}}
         with pytest.raises(DeserializationError, match="is not a graph store"):
             Pipeline.from_dict(
-                {"components": {"search": {"type": "components.graph.entity_search.EntitySearch", **data}},
-                 "connections": []},
+                {
+                    "components": {"search": {"type": "components.graph.entity_search.EntitySearch", **data}},
+                    "connections": [],
+                },
                 allowed_modules=["components"],
             )
         data["init_parameters"]["graph_store"] = {"type": "somewhere.Else", "init_parameters": {}}

@@ -70,8 +70,12 @@ class TestGraphIngestHook:
         assert {hit.fact.chunk_id for hit in facts if hit.fact.document_id == first} <= chunk_ids
 
         # Re-ingesting a changed document replaces its facts.
-        ingestor.ingest_text("Nordvik SE delivered the last NV900 to Polar Air on Thursday.", TITLE_2019,
-                             "news:nordvik-nv900", date=dt.date(2021, 12, 16))
+        ingestor.ingest_text(
+            "Nordvik SE delivered the last NV900 to Polar Air on Thursday.",
+            TITLE_2019,
+            "news:nordvik-nv900",
+            date=dt.date(2021, 12, 16),
+        )
         texts = [hit.fact.text for hit in graph.entity_facts([e.uuid for e in graph.find_entities("Nordvik")])]
         assert "Nordvik SE delivered the last NV900 to Polar Air on Thursday." in texts
         assert not any("superjumbo" in text for text in texts)
@@ -132,7 +136,6 @@ class TestGraphIngestHook:
         assert report.reextracted == ["news:nordvik-nv900"] and report.chunks_written == 0
         assert "re-extracted" in report.summary()
 
-
     def test_ingestion_and_re_extraction_read_the_same_embeddings_and_kinds(self, stores, embedding_model):
         import numpy as np
 
@@ -155,10 +158,7 @@ class TestGraphIngestHook:
         ingested, refreshed = extractor.graphs
 
         def read(extracted):
-            return {
-                entity.key: (entity.kind, entity.confidence, entity.evidence)
-                for entity in extracted.entities
-            }
+            return {entity.key: (entity.kind, entity.confidence, entity.evidence) for entity in extracted.entities}
 
         def vectors(extracted):
             return {
@@ -210,7 +210,6 @@ class TestGraphIngestHook:
         assert failed_attempts(graph.extractor_stamps([document_id])[document_id], failing.stamp) == 1
         _assert_extracted_again(kb, graph, document_id)
         assert graph.document_fact_count(document_id) >= 4
-
 
     def test_a_document_whose_extraction_keeps_failing_is_tried_a_bounded_number_of_times(
         self, stores, embedding_model, monkeypatch
@@ -403,9 +402,7 @@ class TestAFailedReExtractionKeepsTheGraphOfTheSameText:
         assert "end production of the NV900" in text and "agreed to pay" not in text
         assert graph.document_fact_count(document_id) == count and _stamp(graph, document_id) == stamp
 
-    def test_a_changed_text_loses_its_earlier_graph_when_its_extraction_fails(
-        self, stores, embedding_model, tmp_path
-    ):
+    def test_a_changed_text_loses_its_earlier_graph_when_its_extraction_fails(self, stores, embedding_model, tmp_path):
         kb, graph = stores
         extractor = KeptExtractor()
         ingestor = Ingestor(store=kb, hooks=[GraphIngestHook(store=graph, extractor=extractor, max_attempts=2)])
@@ -533,7 +530,9 @@ class TestFailedExtractionAttempts:
             "3 documents kept their earlier graph because extracting them again failed; the next ingest tries again."
         )
         store.extractor_stamp_counts.return_value = {
-            current: 40, f"{current}+failed@1f0c9a2e+kept": 1, f"{current}+failed3@2e1d0c9b+kept": 1,
+            current: 40,
+            f"{current}+failed@1f0c9a2e+kept": 1,
+            f"{current}+failed3@2e1d0c9b+kept": 1,
             f"{current}+failed@3e1d0c9b": 1,
         }
         assert hook.ingest_note() == (
@@ -552,7 +551,11 @@ class TestFailedExtractionAttempts:
         store.extractor_stamp_counts.return_value = {current: 40, f"{current}+without-embeddings": 2}
         assert hook.ingest_note() is None
         store.extractor_stamp_counts.return_value = {
-            current: 40, f"{current}+failed": 2, f"{current}+failed3": 3, f"{current}+failed4": 1, "spacy/1+failed3": 1
+            current: 40,
+            f"{current}+failed": 2,
+            f"{current}+failed3": 3,
+            f"{current}+failed4": 1,
+            "spacy/1+failed3": 1,
         }
         assert hook.ingest_note() == (
             "7 documents have no knowledge graph because extraction of their new or changed text failed (4 of them 3 "

@@ -36,15 +36,19 @@ class ExtractionChatServer:
                     status, content = 400, ""
                 if status == 200:
                     payload = {
-                        "id": "chatcmpl-1", "object": "chat.completion", "created": 1700000000,
+                        "id": "chatcmpl-1",
+                        "object": "chat.completion",
+                        "created": 1700000000,
                         "model": body["model"],
-                        "choices": [{"index": 0, "finish_reason": "stop",
-                                     "message": {"role": "assistant", "content": content}}],
+                        "choices": [
+                            {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": content}}
+                        ],
                         "usage": {"prompt_tokens": 10, "completion_tokens": 10, "total_tokens": 20},
                     }
                 else:
-                    payload = {"error": {"message": "server error", "type": "server_error", "param": None,
-                                         "code": None}}
+                    payload = {
+                        "error": {"message": "server error", "type": "server_error", "param": None, "code": None}
+                    }
                 data = json.dumps(payload).encode()
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
@@ -89,21 +93,38 @@ class TestLLMGraphExtractor:
 
     def test_extracts_through_the_chat_api(self, chat):
         document, chunks = make_document("nordvik-2020", NORDVIK_2020, dt.date(2020, 1, 28))
-        chat.answers.append((200, "Here you go:\n" + json.dumps({
-            "entities": [
-                {"name": "Nordvik SE", "kind": "organization", "aliases": ["Nordvik Group"]},
-                {"name": "Johan Lindqvist", "kind": "person", "aliases": ["Lindqvist"]},
-                {"name": "Henrik Dahl", "kind": "person", "aliases": ["Dahl"]},
-            ],
-            "facts": [
-                {"sentence": 1, "entities": ["Johan Lindqvist", "Nordvik SE"], "valid_at": "2019-04",
-                 "invalid_at": None},
-                {"sentence": 3, "entities": ["Dahl", "Nordvik Group"], "valid_at": "2012", "invalid_at": "2019"},
-                {"sentence": 4, "entities": ["Nordvik"], "valid_at": None, "invalid_at": None},
-                {"sentence": 99, "entities": ["Nordvik"], "valid_at": "2020"},
-                {"sentence": 0, "entities": [], "valid_at": "2020"},
-            ],
-        })))
+        chat.answers.append(
+            (
+                200,
+                "Here you go:\n"
+                + json.dumps(
+                    {
+                        "entities": [
+                            {"name": "Nordvik SE", "kind": "organization", "aliases": ["Nordvik Group"]},
+                            {"name": "Johan Lindqvist", "kind": "person", "aliases": ["Lindqvist"]},
+                            {"name": "Henrik Dahl", "kind": "person", "aliases": ["Dahl"]},
+                        ],
+                        "facts": [
+                            {
+                                "sentence": 1,
+                                "entities": ["Johan Lindqvist", "Nordvik SE"],
+                                "valid_at": "2019-04",
+                                "invalid_at": None,
+                            },
+                            {
+                                "sentence": 3,
+                                "entities": ["Dahl", "Nordvik Group"],
+                                "valid_at": "2012",
+                                "invalid_at": "2019",
+                            },
+                            {"sentence": 4, "entities": ["Nordvik"], "valid_at": None, "invalid_at": None},
+                            {"sentence": 99, "entities": ["Nordvik"], "valid_at": "2020"},
+                            {"sentence": 0, "entities": [], "valid_at": "2020"},
+                        ],
+                    }
+                ),
+            )
+        )
         extractor = LLMGraphExtractor(model="extractor-1", api_base_url=chat.url, api_key_env="GRAPH_TEST_CHAT_KEY")
         graph = extractor.extract(document, chunks)
         request = chat.requests[0]
@@ -135,8 +156,7 @@ class TestLLMGraphExtractor:
 
     def test_malformed_answer_and_server_errors(self, chat):
         document, chunks = make_document("d", NORDVIK_2020, dt.date(2020, 1, 28))
-        extractor = LLMGraphExtractor(model="m", api_base_url=chat.url, api_key_env="GRAPH_TEST_CHAT_KEY",
-                                      timeout_s=5)
+        extractor = LLMGraphExtractor(model="m", api_base_url=chat.url, api_key_env="GRAPH_TEST_CHAT_KEY", timeout_s=5)
         chat.answers.append((200, "I cannot help with that."))
         with pytest.raises(ValueError, match="did not answer with JSON"):
             extractor.extract(document, chunks)

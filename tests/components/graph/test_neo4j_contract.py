@@ -46,10 +46,21 @@ def wait_for(condition, seconds: float = 2.0) -> bool:
 
 def fact_record(uuid: str, text: str, valid: str | None, entities: list[tuple[str, str]]) -> dict:
     """A row as `entity_facts` RETURNs it: the fact node, and its entities with their positions."""
-    properties = {"collection": "kb1", "uuid": uuid, "text": text, "document_id": "d1", "sentence_index": 2,
-                  "valid_from": valid, "valid_to": valid, "valid_precision": "day" if valid else None,
-                  "document_date": "2020-01-28", "date_method": "stated", "chunk_id": "d1-c0", "chunk_index": 0,
-                  "confidence": 0.75}
+    properties = {
+        "collection": "kb1",
+        "uuid": uuid,
+        "text": text,
+        "document_id": "d1",
+        "sentence_index": 2,
+        "valid_from": valid,
+        "valid_to": valid,
+        "valid_precision": "day" if valid else None,
+        "document_date": "2020-01-28",
+        "date_method": "stated",
+        "chunk_id": "d1-c0",
+        "chunk_index": 0,
+        "confidence": 0.75,
+    }
     linked = [{"uuid": u, "name": n, "key": n.lower(), "position": i} for i, (u, n) in enumerate(entities)]
     node = Node({k: v for k, v in properties.items() if v is not None}, ["Fact"], id=int(uuid.strip("f")))
     return {"fact": node, "entities": linked[::-1]}
@@ -82,8 +93,18 @@ def test_replace_document_sends_the_rows_the_store_builds_in_one_transaction(bol
     assert (bolt_server.begins[0]["db"], bolt_server.begins[0]["tx_timeout"]) == ("neo4j", 5000)
     names = {text: name for name, text in QUERIES.items()}
     assert [names[query] for query in bolt_server.queries()] == [
-        "delete_stamp", "delete_aliases", "document_entity_uuids", "delete_facts", "delete_orphans", "stamp",
-        "taught_aliases", "write_entities", "write_aliases", "write_facts", "write_links", "write_mentions",
+        "delete_stamp",
+        "delete_aliases",
+        "document_entity_uuids",
+        "delete_facts",
+        "delete_orphans",
+        "stamp",
+        "taught_aliases",
+        "write_entities",
+        "write_aliases",
+        "write_facts",
+        "write_links",
+        "write_mentions",
         "delete_orphans",
     ]
     sent = {names[run["query"]]: run["parameters"] for run in bolt_server.runs}
@@ -93,13 +114,20 @@ def test_replace_document_sends_the_rows_the_store_builds_in_one_transaction(bol
     entities = sent["write_entities"]["rows"]
     assert taught_key not in {row["key"] for row in entities}
     assert set(entities[0]) == {"uuid", "key", "name", "kind", "confidence", "evidence"}
-    assert {"key": taught_key, "uuid": "taught-uuid", "d": "nordvik-2019",
-            "reason": "the same name another document gave as this entity's alias"} in sent["write_aliases"]["rows"]
+    assert {
+        "key": taught_key,
+        "uuid": "taught-uuid",
+        "d": "nordvik-2019",
+        "reason": "the same name another document gave as this entity's alias",
+    } in sent["write_aliases"]["rows"]
     facts = sent["write_facts"]["rows"]
     assert len(facts) == len(graph.facts)
     launched = next(row for row in facts if row["text"].startswith("The company had launched"))
     assert (launched["valid_from"], launched["valid_to"], launched["valid_precision"]) == (
-        "2000-12-01", "2000-12-31", "month")
+        "2000-12-01",
+        "2000-12-31",
+        "month",
+    )
     assert launched["document_date"] == "2019-02-14" and launched["document_id"] == "nordvik-2019"
     links = sent["write_links"]["rows"]
     assert {row["fact"] for row in links} == {fact.uuid for fact in graph.facts}
@@ -122,18 +150,31 @@ def test_a_read_after_a_write_waits_for_the_write_on_a_cluster(bolt_server, stor
 
 
 def test_entity_facts_are_built_from_the_records_the_server_answers(bolt_server, store):
-    bolt_server.answer(ENTITY_FACTS, [
-        fact_record("f1", "Nordvik was founded.", "1970-12-18", [("e1", "Nordvik")]),
-        fact_record("f2", "Nordvik and Halden competed.", None, [("e2", "Halden"), ("e1", "Nordvik")]),
-    ])
+    bolt_server.answer(
+        ENTITY_FACTS,
+        [
+            fact_record("f1", "Nordvik was founded.", "1970-12-18", [("e1", "Nordvik")]),
+            fact_record("f2", "Nordvik and Halden competed.", None, [("e2", "Halden"), ("e1", "Nordvik")]),
+        ],
+    )
     hits = store.entity_facts(["e1"], start=dt.date(1970, 1, 1), end=dt.date(2020, 12, 31), limit=20)
     (run,) = bolt_server.runs
     assert run["query"] == QUERIES["entity_facts"]
-    assert run["parameters"] == {"c": "kb1", "uuids": ["e1"], "start": "1970-01-01", "end": "2020-12-31",
-                                 "as_of": None, "limit": 20}
+    assert run["parameters"] == {
+        "c": "kb1",
+        "uuids": ["e1"],
+        "start": "1970-01-01",
+        "end": "2020-12-31",
+        "as_of": None,
+        "limit": 20,
+    }
     first, second = (hit.fact for hit in hits)
     assert (first.uuid, first.text, first.valid_at.iso(), first.document_date) == (
-        "f1", "Nordvik was founded.", "1970-12-18", dt.date(2020, 1, 28))
+        "f1",
+        "Nordvik was founded.",
+        "1970-12-18",
+        dt.date(2020, 1, 28),
+    )
     assert (first.chunk_id, first.sentence_index, first.confidence, first.date_method) == ("d1-c0", 2, 0.75, "stated")
     assert second.valid_at is None
     assert second.entity_names == ["Halden", "Nordvik"] and second.entity_uuids == ["e2", "e1"]
@@ -142,19 +183,42 @@ def test_entity_facts_are_built_from_the_records_the_server_answers(bolt_server,
 
 def test_match_entities_ranks_the_candidates_the_server_answers(bolt_server, store):
     undated = {"first_from": None, "first_precision": None, "last_from": None, "last_precision": None}
-    bolt_server.answer(r"^MATCH \(e:Entity \{collection: \$c\}\) WHERE \(\$kinds IS NULL", [
-        {"uuid": "2", "key": "nordvik defence", "name": "Nordvik Defence", "kind": "organization", "n": 9,
-         "aliases": [], **undated},
-        {"uuid": "1", "key": "nordvik", "name": "Nordvik", "kind": "organization", "n": 5,
-         "aliases": ["nordvik se", "nordvik se"], "first_from": "2000-12-01", "first_precision": "month",
-         "last_from": "2021-01-01", "last_precision": "year"},
-    ])
+    bolt_server.answer(
+        r"^MATCH \(e:Entity \{collection: \$c\}\) WHERE \(\$kinds IS NULL",
+        [
+            {
+                "uuid": "2",
+                "key": "nordvik defence",
+                "name": "Nordvik Defence",
+                "kind": "organization",
+                "n": 9,
+                "aliases": [],
+                **undated,
+            },
+            {
+                "uuid": "1",
+                "key": "nordvik",
+                "name": "Nordvik",
+                "kind": "organization",
+                "n": 5,
+                "aliases": ["nordvik se", "nordvik se"],
+                "first_from": "2000-12-01",
+                "first_precision": "month",
+                "last_from": "2021-01-01",
+                "last_precision": "year",
+            },
+        ],
+    )
     matches = store.match_entities("Nordvik SE", kinds=["organization"], as_of=dt.date(2020, 1, 1))
     (run,) = bolt_server.runs
     assert run["query"] == QUERIES["entity_candidates"]
     params = run["parameters"]
     assert (params["key"], params["words"], params["heads"], params["tails"]) == (
-        "nordvik", ["nordvik"], ["nor"], ["vik"])
+        "nordvik",
+        ["nordvik"],
+        ["nor"],
+        ["vik"],
+    )
     assert (params["kinds"], params["as_of"], params["c"]) == (["organization"], "2020-01-01", "kb1")
     assert [(m.entity.name, m.match) for m in matches] == [("Nordvik", "exact"), ("Nordvik Defence", "prefix")]
     assert matches[0].entity.aliases == ["nordvik se"] and matches[0].entity.fact_count == 5
@@ -174,24 +238,52 @@ def test_whether_a_collection_has_a_graph_and_which_do(bolt_server, store):
 
 
 def test_list_entities_asks_the_candidates_query_without_a_name(bolt_server, store):
-    bolt_server.answer(r"^MATCH \(e:Entity \{collection: \$c\}\) WHERE \(\$kinds IS NULL", [
-        {"uuid": "1", "key": "nordvik", "name": "Nordvik", "kind": "organization", "confidence": 0.9, "n": 5,
-         "aliases": [], "first_from": None, "first_precision": None, "last_from": None, "last_precision": None},
-    ])
+    bolt_server.answer(
+        r"^MATCH \(e:Entity \{collection: \$c\}\) WHERE \(\$kinds IS NULL",
+        [
+            {
+                "uuid": "1",
+                "key": "nordvik",
+                "name": "Nordvik",
+                "kind": "organization",
+                "confidence": 0.9,
+                "n": 5,
+                "aliases": [],
+                "first_from": None,
+                "first_precision": None,
+                "last_from": None,
+                "last_precision": None,
+            },
+        ],
+    )
     (entity,) = store.list_entities(["organization"], limit=7)
     (run,) = bolt_server.runs
     assert run["query"] == QUERIES["entity_candidates"]
     assert (run["parameters"]["key"], run["parameters"]["kinds"], run["parameters"]["cap"]) == (
-        None, ["organization"], 7)
+        None,
+        ["organization"],
+        7,
+    )
     assert (entity.name, entity.kind, entity.confidence, entity.fact_count) == ("Nordvik", "organization", 0.9, 5)
+
 
 def test_a_longer_name_asks_for_and_ranks_the_shorter_names_inside_it(bolt_server, store):
     undated = {"first_from": None, "first_precision": None, "last_from": None, "last_precision": None}
-    bolt_server.answer(r"^MATCH \(e:Entity \{collection: \$c\}\) WHERE \(\$kinds IS NULL", [
-        {"uuid": "1", "key": "vennick", "name": "Vennick", "kind": "person", "n": 3, "aliases": [], **undated},
-        {"uuid": "2", "key": "orla vennick", "name": "Orla Vennick", "kind": "person", "n": 1, "aliases": [],
-         **undated},
-    ])
+    bolt_server.answer(
+        r"^MATCH \(e:Entity \{collection: \$c\}\) WHERE \(\$kinds IS NULL",
+        [
+            {"uuid": "1", "key": "vennick", "name": "Vennick", "kind": "person", "n": 3, "aliases": [], **undated},
+            {
+                "uuid": "2",
+                "key": "orla vennick",
+                "name": "Orla Vennick",
+                "kind": "person",
+                "n": 1,
+                "aliases": [],
+                **undated,
+            },
+        ],
+    )
     matches = store.match_entities("Orla Vennick")
     (run,) = bolt_server.runs
     assert run["parameters"]["words"] == ["orla", "vennick"]
@@ -266,8 +358,11 @@ def test_a_closed_connection_is_one_sentence(bolt_server, store):
 
 
 def test_a_failed_write_is_one_sentence_and_never_committed(bolt_server, store):
-    bolt_server.fail_run(r"^CREATE \(:GraphDocument", "Neo.ClientError.Schema.ConstraintValidationFailed",
-                         "Node already exists with label `GraphDocument`")
+    bolt_server.fail_run(
+        r"^CREATE \(:GraphDocument",
+        "Neo.ClientError.Schema.ConstraintValidationFailed",
+        "Node already exists with label `GraphDocument`",
+    )
     with pytest.raises(GraphUnavailable) as excinfo:
         store.replace_document(LanguageExtractor().extract(*nordvik_documents()[0]))
     assert str(excinfo.value) == f"Neo4j at {bolt_server.uri} cannot be used: ConstraintError"
@@ -280,11 +375,19 @@ def test_the_server_speaks_packstream_and_bolt_framing_as_the_driver_does(bolt_s
 
     values = {
         "ints": [-16, 0, 127, -17, -128, -129, 128, -32768, 32767, 32768, -(2**31), 2**31, -(2**63), 2**63 - 1],
-        "float": -1.5, "none": None, "flags": [True, False], "text": "Nordvik å" * 3,
+        "float": -1.5,
+        "none": None,
+        "flags": [True, False],
+        "text": "Nordvik å" * 3,
         "long": "x" * 70_000,  # a message longer than one chunk, both ways
-        "list": list(range(300)), "map": {f"k{i}": i for i in range(20)}, "nested": [{"a": [None, "b", []]}, {}],
+        "list": list(range(300)),
+        "map": {f"k{i}": i for i in range(20)},
+        "nested": [{"a": [None, "b", []]}, {}],
         # 16-bit string, 8-bit list, 16-bit map and 16-bit bytes sizes
-        "mid": "y" * 300, "short": list(range(20)), "wide": {f"k{i}": i for i in range(300)}, "raw": b"\x00\xff" * 200,
+        "mid": "y" * 300,
+        "short": list(range(20)),
+        "wide": {f"k{i}": i for i in range(300)},
+        "raw": b"\x00\xff" * 200,
     }
     bolt_server.answer(r"^RETURN \$v AS v$", [{"v": values}])
     with neo4j.GraphDatabase.driver(bolt_server.uri, auth=("neo4j", "contract-pw")) as driver:
@@ -494,8 +597,10 @@ def test_closing_the_store_closes_a_driver_still_held_by_a_call_within_its_time(
 
 
 def test_the_extractor_stamps_are_counted_in_one_read(bolt_server, store):
-    bolt_server.answer(r"^MATCH \(d:GraphDocument \{collection: \$c\}\) RETURN d\.extractor",
-                       [{"extractor": "spacy/27", "n": 5}, {"extractor": "spacy/27+failed2", "n": 1}])
+    bolt_server.answer(
+        r"^MATCH \(d:GraphDocument \{collection: \$c\}\) RETURN d\.extractor",
+        [{"extractor": "spacy/27", "n": 5}, {"extractor": "spacy/27+failed2", "n": 1}],
+    )
     assert store.extractor_stamp_counts() == {"spacy/27": 5, "spacy/27+failed2": 1}
     (run,) = bolt_server.runs
     assert run["query"] == QUERIES["stamp_counts"] and run["parameters"] == {"c": "kb1"}

@@ -42,9 +42,16 @@ class Transactions:
 
 def fact_record(uuid: str, text: str, valid: str | None, entities: list[tuple[str, str]]) -> dict:
     return {
-        "fact": {"uuid": uuid, "text": text, "document_id": "d1", "sentence_index": 0, "valid_from": valid,
-                 "valid_precision": "day" if valid else None, "document_date": "2020-01-28",
-                 "date_method": "stated"},
+        "fact": {
+            "uuid": uuid,
+            "text": text,
+            "document_id": "d1",
+            "sentence_index": 0,
+            "valid_from": valid,
+            "valid_precision": "day" if valid else None,
+            "document_date": "2020-01-28",
+            "date_method": "stated",
+        },
         "entities": [{"uuid": u, "name": n, "key": n.lower(), "position": i} for i, (u, n) in enumerate(entities)],
     }
 
@@ -71,9 +78,13 @@ class TestNeo4jGraphStore:
         assert data == {
             "type": "components.graph.neo4j_store.Neo4jGraphStore",
             "init_parameters": {
-                "uri": "neo4j://127.0.0.1:7687", "username": "neo4j", "database": "graphs", "collection": "research",
+                "uri": "neo4j://127.0.0.1:7687",
+                "username": "neo4j",
+                "database": "graphs",
+                "collection": "research",
                 "password": {"type": "env_var", "env_vars": ["NEO4J_PASSWORD"], "strict": False},
-                "connection_timeout": 5.0, "query_timeout": 60.0,
+                "connection_timeout": 5.0,
+                "query_timeout": 60.0,
             },
         }
         assert "s3cret-pass" not in repr(data)
@@ -171,12 +182,14 @@ class TestNeo4jGraphStore:
     def test_entity_passage_links_in_one_query(self, driver, transactions):
         store = Neo4jGraphStore("neo4j://h:7687", "neo4j", None, collection="kb1", driver=driver)
         store._ready = True
-        transactions.answers = [[
-            {"link": True, "entity": "e1", "passage": "d1-c0", "document": "d1", "n": 2},
-            {"link": True, "entity": "e2", "passage": None, "document": "d2", "n": 1},
-            {"link": False, "entity": "e1", "passage": "nordvik", "document": None, "n": 0},
-            {"link": False, "entity": "e1", "passage": "nordvik se", "document": None, "n": 0},
-        ]]
+        transactions.answers = [
+            [
+                {"link": True, "entity": "e1", "passage": "d1-c0", "document": "d1", "n": 2},
+                {"link": True, "entity": "e2", "passage": None, "document": "d2", "n": 1},
+                {"link": False, "entity": "e1", "passage": "nordvik", "document": None, "n": 0},
+                {"link": False, "entity": "e1", "passage": "nordvik se", "document": None, "n": 0},
+            ]
+        ]
         found = store.entity_passage_links()
         [(query, params)] = transactions.runs
         # Links and names of the entities taking part, then of the names only mentioned (`f.mentions`).
@@ -190,8 +203,10 @@ class TestNeo4jGraphStore:
         store._ready = True
         transactions.answers = [
             [fact_record("f1", "A met B.", "2020-01-01", [("a", "A"), ("b", "B")])],
-            [fact_record("f1", "A met B.", "2020-01-01", [("a", "A"), ("b", "B")]),
-             fact_record("f2", "B met C.", "2020-02-01", [("b", "B"), ("c", "C")])],
+            [
+                fact_record("f1", "A met B.", "2020-01-01", [("a", "A"), ("b", "B")]),
+                fact_record("f2", "B met C.", "2020-02-01", [("b", "B"), ("c", "C")]),
+            ],
         ]
         hits = store.related_facts("a", depth=2)
         assert [(hit.fact.uuid, hit.hop) for hit in hits] == [("f1", 1), ("f2", 2)]
@@ -202,25 +217,44 @@ class TestNeo4jGraphStore:
         store = Neo4jGraphStore("neo4j://h:7687", "neo4j", None, driver=driver)
         store._ready = True
         undated = {"first_from": None, "first_precision": None, "last_from": None, "last_precision": None}
-        transactions.answers = [[
-            {"uuid": "1", "key": "quillmoor", "name": "Quillmoor", "kind": "organization", "n": 9, "aliases": [],
-             **undated},
-            {"uuid": "2", "key": "quillmoor records", "name": "Quillmoor Records", "kind": "organization", "n": 3,
-             "aliases": [], **undated},
-        ]]
+        transactions.answers = [
+            [
+                {
+                    "uuid": "1",
+                    "key": "quillmoor",
+                    "name": "Quillmoor",
+                    "kind": "organization",
+                    "n": 9,
+                    "aliases": [],
+                    **undated,
+                },
+                {
+                    "uuid": "2",
+                    "key": "quillmoor records",
+                    "name": "Quillmoor Records",
+                    "kind": "organization",
+                    "n": 3,
+                    "aliases": [],
+                    **undated,
+                },
+            ]
+        ]
         assert [e.name for e in store.find_entities("Saltmarsh Quillmoor Records")] == ["Quillmoor Records"]
         assert transactions.runs[-1][1]["words"] == ["saltmarsh", "quillmoor", "records"]
 
     def test_best_entity_facts_is_one_query_grouped_by_entity(self, driver, transactions):
         store = Neo4jGraphStore("neo4j://h:7687", "neo4j", None, driver=driver)
         store._ready = True
-        shared = fact_record("f1", "Nordvik hired Lindqvist.", "2019-04-01",
-                             [("e1", "Nordvik"), ("e2", "Johan Lindqvist")])
-        transactions.answers = [[
-            {"for_entity": "e1", **shared},
-            {"for_entity": "e1", **fact_record("f2", "Nordvik was founded.", "1970-12-18", [("e1", "Nordvik")])},
-            {"for_entity": "e2", **shared},
-        ]]
+        shared = fact_record(
+            "f1", "Nordvik hired Lindqvist.", "2019-04-01", [("e1", "Nordvik"), ("e2", "Johan Lindqvist")]
+        )
+        transactions.answers = [
+            [
+                {"for_entity": "e1", **shared},
+                {"for_entity": "e1", **fact_record("f2", "Nordvik was founded.", "1970-12-18", [("e1", "Nordvik")])},
+                {"for_entity": "e2", **shared},
+            ]
+        ]
         best = store.best_entity_facts(["e1", "e2"], per_entity=2, as_of=dt.date(2020, 1, 1))
         [(query, params)] = transactions.runs
         assert "collect(f)[..$per]" in query and "f.valid_from <= $as_of" in query

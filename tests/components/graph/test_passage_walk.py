@@ -49,9 +49,7 @@ class TestEntityPassageGraph:
         assert graph.seeds("What is the weather like?").weights == {}
 
     def test_aliases_seed_their_entity(self):
-        graph = EntityPassageGraph(
-            links({"a": ["Tarnby Optical Works"]}, {"tow": "Tarnby Optical Works"})
-        )
+        graph = EntityPassageGraph(links({"a": ["Tarnby Optical Works"]}, {"tow": "Tarnby Optical Works"}))
         assert graph.seeds("When was TOW founded?").weights.keys() == {entity_uuid("tarnby optical works")}
 
     def test_rare_names_weigh_more_than_common_ones(self):
@@ -141,8 +139,14 @@ class TestPassageGraphCache:
 def document_graph(document_id: str, chunk_id: str, sentence: str, names: list[str]) -> DocumentGraph:
     mentions = [EntityMention(key=name.lower(), name=name, kind="organization") for name in names]
     fact = Fact(
-        uuid=fact_uuid(document_id, 0, sentence), text=sentence, document_id=document_id, sentence_index=0,
-        entity_keys=[m.key for m in mentions], chunk_id=chunk_id, chunk_index=0, document_title=document_id,
+        uuid=fact_uuid(document_id, 0, sentence),
+        text=sentence,
+        document_id=document_id,
+        sentence_index=0,
+        entity_keys=[m.key for m in mentions],
+        chunk_id=chunk_id,
+        chunk_index=0,
+        document_title=document_id,
         document_date=dt.date(2024, 1, 1),
     )
     return DocumentGraph(document_id=document_id, entities=mentions, facts=[fact])
@@ -161,8 +165,9 @@ class TestPostgresLinksAndVersion:
 
     def test_links_in_one_read(self, stores):
         store, _ = stores
-        store.replace_document(document_graph("d1", "d1-c0", "Nordvik Aviation hired Marta Olsen.",
-                                              ["Nordvik Aviation", "Marta Olsen"]))
+        store.replace_document(
+            document_graph("d1", "d1-c0", "Nordvik Aviation hired Marta Olsen.", ["Nordvik Aviation", "Marta Olsen"])
+        )
         found = store.entity_passage_links()
         assert sorted(found.links) == sorted(
             [(entity_uuid("nordvik aviation"), "d1-c0", "d1", 1), (entity_uuid("marta olsen"), "d1-c0", "d1", 1)]
@@ -171,12 +176,14 @@ class TestPostgresLinksAndVersion:
 
     def test_names_only_mentioned_link_their_passage_for_the_walk(self, stores):
         store, _ = stores
-        graph = document_graph("d1", "d1-c0", "Marta Olsen flew the Nordvik Aviation prototype over Lyngen.",
-                               ["Marta Olsen"])
+        graph = document_graph(
+            "d1", "d1-c0", "Marta Olsen flew the Nordvik Aviation prototype over Lyngen.", ["Marta Olsen"]
+        )
         graph.facts[0].mention_keys = ["nordvik aviation", "lyngen"]
         store.replace_document(graph)
-        store.replace_document(document_graph("d2", "d2-c0", "Nordvik Aviation was founded in Bodo.",
-                                              ["Nordvik Aviation"]))
+        store.replace_document(
+            document_graph("d2", "d2-c0", "Nordvik Aviation was founded in Bodo.", ["Nordvik Aviation"])
+        )
         found = store.entity_passage_links()
         # A mentioned name that is an entity elsewhere links by its id; one that is nowhere a participant by its key.
         assert (entity_uuid("nordvik aviation"), "d1-c0", "d1", 1) in found.links
@@ -191,14 +198,16 @@ class TestPostgresLinksAndVersion:
 
     def test_the_cache_follows_writes_and_deletes_from_any_process(self, stores):
         store, other = stores
-        store.replace_document(document_graph("d1", "d1-c0", "Nordvik Aviation hired Marta Olsen.",
-                                              ["Nordvik Aviation", "Marta Olsen"]))
+        store.replace_document(
+            document_graph("d1", "d1-c0", "Nordvik Aviation hired Marta Olsen.", ["Nordvik Aviation", "Marta Olsen"])
+        )
         cache = PassageGraphCache(store, ttl_s=3600.0)
         first = cache.get()
         assert cache.get() is first and len(first.passages) == 1
         # Another process ingests a document: the next question sees its passage.
-        other.replace_document(document_graph("d2", "d2-c0", "Marta Olsen was born in Trondheim.",
-                                              ["Marta Olsen", "Trondheim"]))
+        other.replace_document(
+            document_graph("d2", "d2-c0", "Marta Olsen was born in Trondheim.", ["Marta Olsen", "Trondheim"])
+        )
         second = cache.get()
         assert second is not first and {p for p, _ in second.passages} == {"d1-c0", "d2-c0"}
         walk = second.top_passages("Where was the founder of Nordvik Aviation born?")

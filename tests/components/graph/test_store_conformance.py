@@ -64,8 +64,10 @@ class TestGraphStoreConformance:
         led = "Dahl led the company from 2012 until 2019."
         assert led in [h.fact.text for h in nordvik_store.entity_facts(dahl, as_of=dt.date(2015, 6, 1))]
         assert led not in [h.fact.text for h in nordvik_store.entity_facts(dahl, as_of=dt.date(2020, 6, 1))]
-        assert all(h.fact.valid_at.value <= dt.date(2015, 6, 1) for h in nordvik_store.entity_facts(
-            dahl, as_of=dt.date(2015, 6, 1)))
+        assert all(
+            h.fact.valid_at.value <= dt.date(2015, 6, 1)
+            for h in nordvik_store.entity_facts(dahl, as_of=dt.date(2015, 6, 1))
+        )
 
     def test_relationships_by_depth(self, nordvik_store):
         lindqvist = nordvik_store.find_entities("Johan Lindqvist")[0]
@@ -122,7 +124,10 @@ class TestGraphStoreConformance:
 
     def test_known_names_are_entity_names_and_aliases(self, nordvik_store):
         assert nordvik_store.known_names({"nordvik", "dahl", "halden", "henrik dahl"}) == {
-            "nordvik", "dahl", "henrik dahl"}
+            "nordvik",
+            "dahl",
+            "henrik dahl",
+        }
         assert nordvik_store.known_names(set()) == set()
 
     def test_match_entities_scores_counts_and_dates(self, nordvik_store):
@@ -134,10 +139,13 @@ class TestGraphStoreConformance:
         assert "dahl" in dahl.entity.aliases
         assert nordvik_store.match_entities("Joh", limit=5)[0].match == "prefix"
         assert [(m.entity.name, m.match) for m in nordvik_store.match_entities("Nordvki", limit=5)][0] == (
-            "Nordvik", "fuzzy")
+            "Nordvik",
+            "fuzzy",
+        )
         assert nordvik_store.match_entities("Nordvik", limit=5, kinds=["person"]) == []
         assert [m.entity.name for m in nordvik_store.match_entities("Henrik Dahl", 5, kinds=["person", "place"])] == [
-            "Henrik Dahl"]
+            "Henrik Dahl"
+        ]
         earlier = nordvik_store.match_entities("Henrik Dahl", limit=5, as_of=dt.date(2015, 6, 1))[0]
         assert earlier.entity.fact_count < dahl.entity.fact_count and earlier.last_date.value.year <= 2015
         assert nordvik_store.match_entities("Johan Lindqvist", limit=5, as_of=dt.date(2010, 1, 1)) == []
@@ -193,8 +201,10 @@ class TestGraphStoreConformance:
         text = "In 2021 Andrei Zorvanek founded Pellucid in Tallinn."
         empty_store.replace_document(extractor.extract(*make_document("z", text, dt.date(2024, 1, 23))))
         notes = empty_store.entity_notes(person.uuid)
-        assert not any(m["alias"] == "zorvanek" and m["reason"].startswith("the surname of andrei zorvanek, the only")
-                       for m in notes["merged"])
+        assert not any(
+            m["alias"] == "zorvanek" and m["reason"].startswith("the surname of andrei zorvanek, the only")
+            for m in notes["merged"]
+        )
         assert empty_store.entity_notes("no-such-uuid") == {"confidence": 0.0, "evidence": "", "merged": []}
 
     def test_the_most_confident_documents_kind_stays(self, empty_store):

@@ -83,10 +83,23 @@ class TestGraphTools:
     def test_comprehensive_search_runs_both_sides_in_parallel(self, shared_nordvik_store):
         def slow_vector(query: str, limit: int) -> list[ContextChunk]:
             time.sleep(0.3)
-            return [ContextChunk(id="c1", source_type=SourceType.KB, text="Nordvik chunk", semantic_relevance=0.7,
-                                 source_id="d1", metadata={"document_id": "d1", "document_title": "t",
-                                                           "collection_name": "c", "chunk_index": 0,
-                                                           "document_total_chunks": 1, "embedding_model": "m"})]
+            return [
+                ContextChunk(
+                    id="c1",
+                    source_type=SourceType.KB,
+                    text="Nordvik chunk",
+                    semantic_relevance=0.7,
+                    source_id="d1",
+                    metadata={
+                        "document_id": "d1",
+                        "document_title": "t",
+                        "collection_name": "c",
+                        "chunk_index": 0,
+                        "document_total_chunks": 1,
+                        "embedding_model": "m",
+                    },
+                )
+            ]
 
         tools = GraphTools(shared_nordvik_store, vector_search=slow_vector)
         result = tools.comprehensive("Nordvik", limit=5)[0]

@@ -379,7 +379,12 @@ class TestKnowledgeBaseConformance:
         for number, text in enumerate(texts):
             spans = chunk_sentence_spans(text)
             chunk = ChunkRecord(
-                f"notes{number}-0", f"notes{number}", 0, text, embedding_model.embed_one(text), {},
+                f"notes{number}-0",
+                f"notes{number}",
+                0,
+                text,
+                embedding_model.embed_one(text),
+                {},
                 sentence_spans=spans,
                 sentence_embeddings=embedding_model.embed([text[start:end] for start, end in spans]),
                 term_counts=term_counts(text),

@@ -274,6 +274,7 @@ def test_milvus_collections_made_by_the_adapter_and_by_the_integration_are_alike
         return fields, functions, described["enable_dynamic_field"], indexes
 
     assert shape("ours") == shape("theirs")
+
     # The integration reads the adapter's rows as it reads its own (its meta carries the BM25 output either way).
     def read(name: str) -> dict[str, Any]:
         reader = MilvusDocumentStore(collection_name=name, connection_args={"uri": uri})

@@ -170,8 +170,10 @@ class TestKeywordMemory:
         pdf = {chunk.chunk_id for document, chunks in corpus if document.doc_type == "pdf" for chunk in chunks}
         one = corpus[5][0].document_id
         of_one = {chunk.chunk_id for chunk in corpus[5][1]}
-        for filters, members in ((SearchFilters(doc_types=("pdf",)), pdf),
-                                 (SearchFilters(document_ids=(one,)), of_one)):
+        for filters, members in (
+            (SearchFilters(doc_types=("pdf",)), pdf),
+            (SearchFilters(document_ids=(one,)), of_one),
+        ):
             for query in _questions(19, count=10):
                 expected = [item for item in exact_bm25(stored, query, len(stored)) if item[0] in members][:5]
                 from_memory = in_memory.keyword_search(query, 5, filters=filters)
@@ -251,8 +253,14 @@ class TestKeywordMemory:
             "kb.close()\n"
         )
         environment = {**os.environ, "DATABASE_URL": database_url, "PYTHONPATH": str(ROOT)}
-        done = subprocess.run([sys.executable, "-c", writer, collection_name], env=environment, cwd=ROOT,
-                              capture_output=True, text=True, timeout=300)
+        done = subprocess.run(
+            [sys.executable, "-c", writer, collection_name],
+            env=environment,
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
         assert done.returncode == 0, done.stderr[-2000:]
         stored["elsewhere-0"] = {"valmor": 5, "quistel": 5}
         found = in_memory.keyword_search("valmor quistel", 5)
@@ -260,8 +268,9 @@ class TestKeywordMemory:
         assert found[0].chunk.chunk_id == "elsewhere-0"  # not the old copy's answer
         assert paths.answers == [False]
         with in_memory.index._connection() as conn:
-            now = conn.execute(KeywordPostings("public", collection_name).statement(
-                "SELECT generation FROM {totals}")).fetchone()[0]
+            now = conn.execute(
+                KeywordPostings("public", collection_name).statement("SELECT generation FROM {totals}")
+            ).fetchone()[0]
         assert now != before.generation
 
 

@@ -185,7 +185,8 @@ def test_engines_without_a_joint_lookup_answer_both_parts():
         term_statistics=lambda terms: {"asked": terms},
     )
     assert ChunkIndex.ranking_evidence(index, ["x"], np.zeros(3), ["cat"]) == (  # type: ignore[arg-type]
-        {"x": [(0, 4, 0.5)]}, {"asked": ["cat"]},
+        {"x": [(0, 4, 0.5)]},
+        {"asked": ["cat"]},
     )
 
 

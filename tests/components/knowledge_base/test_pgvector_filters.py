@@ -19,8 +19,11 @@ DOCUMENTS = [
     Document(id="a1", content="alpha", meta={"doc_type": "pdf", "document_id": "d1", "date_ordinal": 738000}),
     Document(id="a2", content="beta", meta={"doc_type": "web", "document_id": "d1", "date_ordinal": 738500}),
     Document(id="a3", content="gamma", meta={"doc_type": "web", "document_id": "d2", "date_ordinal": 0}),
-    Document(id="a4", content="delta", meta={"doc_type": "txt", "document_id": "d3", "date_ordinal": 739100,
-                                             "score": 0.5, "draft": True}),
+    Document(
+        id="a4",
+        content="delta",
+        meta={"doc_type": "txt", "document_id": "d3", "date_ordinal": 739100, "score": 0.5, "draft": True},
+    ),
     Document(id="a5", content="epsilon", meta={"document_id": "d4", "score": 1.5, "draft": False}),
     Document(id="a6", content="zeta", meta={}),
 ]
@@ -37,17 +40,23 @@ FILTERS: list[dict[str, Any]] = [
     {"field": "meta.score", "operator": "<=", "value": 1.0},
     {"field": "meta.draft", "operator": "==", "value": True},
     {"field": "id", "operator": "in", "value": ["a2", "a5", "nowhere"]},
-    {"operator": AND, "conditions": [
-        {"field": "meta.doc_type", "operator": "in", "value": ["web", "pdf"]},
-        {"field": "meta.document_id", "operator": "in", "value": ["d1", "d2"]},
-        {"field": "meta.date_ordinal", "operator": ">=", "value": 737000},
-        {"field": "meta.date_ordinal", "operator": "<=", "value": 738600},
-        {"field": "meta.date_ordinal", "operator": ">", "value": 0},
-    ]},
-    {"operator": "OR", "conditions": [
-        {"operator": AND, "conditions": [{"field": "meta.date_ordinal", "operator": ">", "value": 738600}]},
-        {"field": "id", "operator": "in", "value": ["a3"]},
-    ]},
+    {
+        "operator": AND,
+        "conditions": [
+            {"field": "meta.doc_type", "operator": "in", "value": ["web", "pdf"]},
+            {"field": "meta.document_id", "operator": "in", "value": ["d1", "d2"]},
+            {"field": "meta.date_ordinal", "operator": ">=", "value": 737000},
+            {"field": "meta.date_ordinal", "operator": "<=", "value": 738600},
+            {"field": "meta.date_ordinal", "operator": ">", "value": 0},
+        ],
+    },
+    {
+        "operator": "OR",
+        "conditions": [
+            {"operator": AND, "conditions": [{"field": "meta.date_ordinal", "operator": ">", "value": 738600}]},
+            {"field": "id", "operator": "in", "value": ["a3"]},
+        ],
+    },
 ]
 
 
@@ -61,7 +70,8 @@ def document_store(database_url: str):  # noqa: ANN201 - the integration's class
     os.environ["PG_FILTER_CONFORMANCE_URL"] = database_url
     store = PgvectorDocumentStore(
         connection_string=Secret.from_env_var("PG_FILTER_CONFORMANCE_URL"),
-        table_name=f"t_{uuid.uuid4().hex[:10]}", embedding_dimension=4,
+        table_name=f"t_{uuid.uuid4().hex[:10]}",
+        embedding_dimension=4,
     )
     store.write_documents(DOCUMENTS)
     yield store
@@ -121,15 +131,22 @@ def test_a_meta_key_with_quotes_and_percent_signs_selects_its_rows(database_url,
 
     key = "rate %s of 100% 'net'"
     value: Any = ["high"] if operator in ("in", "not in") else "high"
-    filters = {"operator": AND, "conditions": [
-        {"field": f"meta.{key}", "operator": operator, "value": value},
-        {"field": "meta.%(name)s", "operator": "!=", "value": "x"},
-    ]}
+    filters = {
+        "operator": AND,
+        "conditions": [
+            {"field": f"meta.{key}", "operator": operator, "value": value},
+            {"field": "meta.%(name)s", "operator": "!=", "value": "x"},
+        ],
+    }
     where, params = where_clause(filters)
     with psycopg.connect(database_url) as conn:
         conn.execute("CREATE TEMP TABLE odd_keys (id text, meta jsonb)")
-        conn.execute("INSERT INTO odd_keys VALUES ('b1', %s), ('b2', %s), ('b3', '{}')",
-                     (json.dumps({key: "high"}), json.dumps({key: "low"})))
-        ids = [row[0] for row in conn.execute(
-            sql.SQL("SELECT id FROM odd_keys{} ORDER BY id").format(where), params).fetchall()]
+        conn.execute(
+            "INSERT INTO odd_keys VALUES ('b1', %s), ('b2', %s), ('b3', '{}')",
+            (json.dumps({key: "high"}), json.dumps({key: "low"})),
+        )
+        ids = [
+            row[0]
+            for row in conn.execute(sql.SQL("SELECT id FROM odd_keys{} ORDER BY id").format(where), params).fetchall()
+        ]
     assert ids == (["b1"] if operator in ("==", "in") else ["b2", "b3"])

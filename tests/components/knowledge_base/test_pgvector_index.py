@@ -339,8 +339,8 @@ class TestPgvectorChunkIndex:
             knowledge_base_for(_store("kb"))
 
     @pytest.mark.parametrize(
-        ("variable", "value"), [("DATABASE_URL", "notaurl"), ("DATABASE_URL", "mysql://kb@127.0.0.1/kb"),
-                                ("PG_CONN_STR", "notaurl")]
+        ("variable", "value"),
+        [("DATABASE_URL", "notaurl"), ("DATABASE_URL", "mysql://kb@127.0.0.1/kb"), ("PG_CONN_STR", "notaurl")],
     )
     def test_a_value_that_is_no_postgresql_url_names_its_setting(self, monkeypatch, variable, value):
         monkeypatch.delenv("DATABASE_URL", raising=False)

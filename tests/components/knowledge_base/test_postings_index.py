@@ -18,9 +18,36 @@ from tests.components.knowledge_base.test_pgvector_index import _store, _unit
 
 # Invented words: a few frequent, many rare, so that lists differ in length and questions mix both.
 WORDS = [
-    "valmor", "quistel", "brenard", "osk", "tiravel", "pundric", "melsha", "corvane", "drubbel", "fenwix",
-    "gallotry", "hestrin", "ivasol", "jorvick", "kelmar", "lupriant", "mossel", "nadrik", "orphyl", "pemberly",
-    "quorrel", "rastin", "sovane", "trebbil", "ulmaric", "vesper", "wendrik", "xaloth", "yarrowin", "zembic",
+    "valmor",
+    "quistel",
+    "brenard",
+    "osk",
+    "tiravel",
+    "pundric",
+    "melsha",
+    "corvane",
+    "drubbel",
+    "fenwix",
+    "gallotry",
+    "hestrin",
+    "ivasol",
+    "jorvick",
+    "kelmar",
+    "lupriant",
+    "mossel",
+    "nadrik",
+    "orphyl",
+    "pemberly",
+    "quorrel",
+    "rastin",
+    "sovane",
+    "trebbil",
+    "ulmaric",
+    "vesper",
+    "wendrik",
+    "xaloth",
+    "yarrowin",
+    "zembic",
 ]
 
 
@@ -41,7 +68,11 @@ def _corpus(seed: int, documents: int = 24) -> list[tuple[DocumentRecord, list[C
             text = _text(rng)
             chunks.append(
                 ChunkRecord(
-                    f"{document_id}-{index}", document_id, index, text, _unit(number * 100 + index),
+                    f"{document_id}-{index}",
+                    document_id,
+                    index,
+                    text,
+                    _unit(number * 100 + index),
                     term_counts=term_counts(f"{title}\n{text}"),
                 )
             )
@@ -133,8 +164,14 @@ class TestKeywordPostings:
         replaced = _corpus(4, documents=3)
         for (document, _), (_, chunks) in zip(corpus[:3], replaced, strict=True):
             chunks = [
-                ChunkRecord(f"{document.document_id}-v2-{c.chunk_index}", document.document_id, c.chunk_index,
-                            c.text, c.embedding, term_counts=c.term_counts)
+                ChunkRecord(
+                    f"{document.document_id}-v2-{c.chunk_index}",
+                    document.document_id,
+                    c.chunk_index,
+                    c.text,
+                    c.embedding,
+                    term_counts=c.term_counts,
+                )
                 for c in chunks
             ]
             kb.upsert_document(document, chunks)
@@ -263,8 +300,10 @@ class TestKeywordPostings:
     ):
         stored = self._load(kb, _corpus(17, documents=6))
         signature = f"{collection_name}_postings_top({postings_index.FUNCTION_ARGUMENTS})"
-        for change, old in ((f"DROP FUNCTION {signature}", "none"),
-                            (f"COMMENT ON FUNCTION {signature} IS 'an earlier version'", "an earlier version")):
+        for change, old in (
+            (f"DROP FUNCTION {signature}", "none"),
+            (f"COMMENT ON FUNCTION {signature} IS 'an earlier version'", "an earlier version"),
+        ):
             with kb.registry.connection() as conn:
                 conn.execute(change)
                 conn.commit()
@@ -273,8 +312,9 @@ class TestKeywordPostings:
             with caplog.at_level("INFO"):
                 kb = knowledge_base_for(_store(collection_name))
                 kb.keyword_search("valmor", 1)
-            assert (f"Keyword search function of {collection_name} updated ({old} -> "
-                    f"{postings_index.FUNCTION_VERSION})") in caplog.text
+            assert (
+                f"Keyword search function of {collection_name} updated ({old} -> {postings_index.FUNCTION_VERSION})"
+            ) in caplog.text
             with kb.registry.connection() as conn:
                 version = conn.execute("SELECT obj_description(to_regprocedure(%s), 'pg_proc')", (signature,))
                 assert version.fetchone()[0] == postings_index.FUNCTION_VERSION
@@ -306,8 +346,14 @@ class TestKeywordPostingsEdges:
     def _write(kb, stored, document_id: str, texts: list[str]) -> None:
         document = DocumentRecord(document_id, "", f"files/{document_id}.md", "md", "h")
         chunks = [
-            ChunkRecord(f"{document_id}-{index}", document_id, index, text, _unit(index + len(stored)),
-                        term_counts=term_counts(text))
+            ChunkRecord(
+                f"{document_id}-{index}",
+                document_id,
+                index,
+                text,
+                _unit(index + len(stored)),
+                term_counts=term_counts(text),
+            )
             for index, text in enumerate(texts)
         ]
         kb.upsert_document(document, chunks)
@@ -320,8 +366,13 @@ class TestKeywordPostingsEdges:
             self._write(kb, stored, f"same{number:02d}", ["Valmor quistel brenard."])
         self._write(kb, stored, "other", ["Valmor tiravel pundric melsha.", "Quistel osk osk corvane drubbel."])
         self._write(kb, stored, "rare", ["Zembic yarrowin valmor.", "Zembic zembic fenwix."])
-        for query, limit in (("valmor quistel brenard", 10), ("valmor quistel brenard", 12), ("quistel", 5),
-                             ("zembic valmor", 3), ("osk corvane valmor", 4)):
+        for query, limit in (
+            ("valmor quistel brenard", 10),
+            ("valmor quistel brenard", 12),
+            ("quistel", 5),
+            ("zembic valmor", 3),
+            ("osk corvane valmor", 4),
+        ):
             hits = kb.keyword_search(query, limit)
             expected = exact_bm25(stored, query, limit)
             _assert_same(hits, expected)
@@ -349,13 +400,27 @@ class TestKeywordPostingsEdges:
         stored: dict[str, dict[str, int]] = {}
         self._write(kb, stored, "some", ["Valmor quistel brenard.", "Quistel osk."])
         postings = kb.index._postings
-        values = {"terms": ["quistel", "valmor"], "idf": [0.5, 1.0], "depth": 2, "limit": 2, "avg": 2.5,
-                  "slack": 1.0, "complete": 2, "theta": 0.1, "others": ["valmor"], "others_idf": [1.0],
-                  "ids": ["some-0"]}
+        values = {
+            "terms": ["quistel", "valmor"],
+            "idf": [0.5, 1.0],
+            "depth": 2,
+            "limit": 2,
+            "avg": 2.5,
+            "slack": 1.0,
+            "complete": 2,
+            "theta": 0.1,
+            "others": ["valmor"],
+            "others_idf": [1.0],
+            "ids": ["some-0"],
+        }
         with kb.index._connection() as conn:
             for statement in (postings._round, postings._essential, postings._others, postings._others_scan):
                 plan = "\n".join(row[0] for row in conn.execute(sql.SQL("EXPLAIN VERBOSE ") + statement, values))
                 assert "numeric" not in plan
-            plan = "\n".join(row[0] for row in conn.execute(
-                sql.SQL("EXPLAIN VERBOSE ") + postings.filtered_top(sql.SQL("")), (["quistel"], 2)))
+            plan = "\n".join(
+                row[0]
+                for row in conn.execute(
+                    sql.SQL("EXPLAIN VERBOSE ") + postings.filtered_top(sql.SQL("")), (["quistel"], 2)
+                )
+            )
             assert "numeric" not in plan

@@ -183,7 +183,9 @@ class TestMemoryRecallEmbedded:
         assert len(recall.run(query="Acme", num_results=0)["documents"]) == 1
         assert len(recall.run(query="Acme", num_results=500)["documents"]) == 5
 
-    def test_auto_selects_memory_and_another_source_skips_it(self, database_url, embedding_model, collection_name) -> None:  # noqa: ANN001, E501
+    def test_auto_selects_memory_and_another_source_skips_it(
+        self, database_url, embedding_model, collection_name
+    ) -> None:  # noqa: ANN001, E501
         _remember(
             collection_name,
             embedding_model,
@@ -314,8 +316,9 @@ class TestMemoryRecallZep:
         self._seed(zep_env)
         recall = MemoryRecall(backend="zep", zep_api_url=zep_env.base_url, timeout_s=10)
         # As `Pipeline.run_async` runs a sync component: each question in a worker thread of its own.
-        results = await asyncio.gather(asyncio.to_thread(recall.run, query="Acme"),
-                                       asyncio.to_thread(recall.run, query="Globex"))
+        results = await asyncio.gather(
+            asyncio.to_thread(recall.run, query="Acme"), asyncio.to_thread(recall.run, query="Globex")
+        )
         assert all(r["status"].ok and r["documents"] for r in results)
 
 

@@ -20,8 +20,14 @@ def test_zep_gives_the_newest_turns_not_the_most_similar(zep_env) -> None:  # no
     store = ZepMemoryStore(zep_env.base_url, zep_env.api_key, timeout_s=5.0)
     for minute, (query, response, entities) in enumerate(TURNS):
         store.add(
-            Interaction(session_id="s-pellow", query=query, response=response, response_summary=response,
-                        entities=entities, created_at=START + dt.timedelta(minutes=minute)),
+            Interaction(
+                session_id="s-pellow",
+                query=query,
+                response=response,
+                response_summary=response,
+                entities=entities,
+                created_at=START + dt.timedelta(minutes=minute),
+            ),
             None,
         )
     recall = MemoryRecall(memory_store=store)

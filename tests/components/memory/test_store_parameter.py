@@ -50,8 +50,10 @@ class TestMemoryStoreParameter:
         recall.warm_up()
         writer.warm_up()
         recall.warm_up()
-        assert made == [("zep", "memory_interactions", "http://127.0.0.1:9/", "k-from-env"),
-                        ("embedded", "notes_memory", None, "k-from-env")]
+        assert made == [
+            ("zep", "memory_interactions", "http://127.0.0.1:9/", "k-from-env"),
+            ("embedded", "notes_memory", None, "k-from-env"),
+        ]
         assert recall._store() is not writer._store()
 
     def test_the_store_is_made_for_the_configured_backend(self) -> None:

@@ -60,8 +60,9 @@ class TestMemoryWriter:
         recalled = RankedDocuments((Document(content="Globex.", meta={"source_type": "memory"}),))
         result = MemoryWriter().run(query="Who?", answer="Globex [1].", documents=recalled, session_id="s")
         assert "repeats earlier conversation" in result["status"].message
-        nothing = MemoryWriter().run(query="Who?", answer="No source answered.", documents=RankedDocuments(),
-                                     session_id="s")
+        nothing = MemoryWriter().run(
+            query="Who?", answer="No source answered.", documents=RankedDocuments(), session_id="s"
+        )
         assert "cites no evidence" in nothing["status"].message
 
     def test_over_long_input_is_a_status(self) -> None:

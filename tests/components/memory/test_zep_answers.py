@@ -11,9 +11,14 @@ from components.memory.store import Interaction
 from components.memory.zep import ABSENT, ZepMemoryStore
 from components.resilience import SourceError
 
-TURN = Interaction(session_id="s-quill", user_id="u-odile", query="Who runs Quill Barges?",
-                   response="Odile Marr runs Quill Barges [1].", response_summary="Odile Marr runs Quill Barges.",
-                   created_at=dt.datetime(2026, 3, 1, 9, 0, tzinfo=dt.UTC))
+TURN = Interaction(
+    session_id="s-quill",
+    user_id="u-odile",
+    query="Who runs Quill Barges?",
+    response="Odile Marr runs Quill Barges [1].",
+    response_summary="Odile Marr runs Quill Barges.",
+    created_at=dt.datetime(2026, 3, 1, 9, 0, tzinfo=dt.UTC),
+)
 
 
 @pytest.mark.parametrize(

@@ -121,7 +121,11 @@ class TestStoredSentenceTerms:
 
     def candidate(self, record: str | None) -> EvidenceCandidate:
         return EvidenceCandidate(
-            chunk_id="quay", text=self.TEXT, title="Orvel Quay", cosine=0.3, sentence_spans=self.SPANS,
+            chunk_id="quay",
+            text=self.TEXT,
+            title="Orvel Quay",
+            cosine=0.3,
+            sentence_spans=self.SPANS,
             sentence_terms=record,
         )
 

@@ -154,8 +154,10 @@ class TestResearchRanker:
         company = kb_document("co", "Nordvik Aviation was founded by Marta Olsen in 1994.", 0.6, ranks={"kb_dense": 1})
         founder = kb_document("fo", "Marta Olsen was born in Trondheim in 1961.", 0.2, ranks={"kb_dense": 3})
         other = kb_document("ot", "Aviation companies build aircraft and train pilots.", 0.5, ranks={"kb_dense": 2})
-        walked = [kb_document("co", company.content, 0.6, ranks={"graph": 1}),
-                  kb_document("fo", founder.content, 0.2, ranks={"graph": 2})]
+        walked = [
+            kb_document("co", company.content, 0.6, ranks={"graph": 1}),
+            kb_document("fo", founder.content, 0.2, ranks={"graph": 2}),
+        ]
         walked[0].meta["graph_facts"] = [{"fact": company.content}]
         branches = [[company, other, founder], walked]
         fused = DocumentJoiner(join_mode="reciprocal_rank_fusion").run(branches)["documents"]

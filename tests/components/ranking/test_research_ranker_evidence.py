@@ -132,7 +132,9 @@ class TestEvidenceRanking:
             ]
 
         expected = ranker.run(
-            query=QUESTION, documents=without_terms(fused), query_embedding=vector,
+            query=QUESTION,
+            documents=without_terms(fused),
+            query_embedding=vector,
             branch_documents=[without_terms(branch) for branch in branches],
         )
 
@@ -252,8 +254,10 @@ class TestCandidatePool:
         from tests.components.ranking.chunks import kb_document
 
         # Fifteen fused candidates; the one the fusion put last holds the answer verbatim, but is outside the head.
-        documents = [kb_document(f"c{i}", f"Unrelated passage number {i} about gardening.", 0.3, score=1.0 - i / 100)
-                     for i in range(14)]
+        documents = [
+            kb_document(f"c{i}", f"Unrelated passage number {i} about gardening.", 0.3, score=1.0 - i / 100)
+            for i in range(14)
+        ]
         documents.append(kb_document("tail", "pgvector 0.5.0 added the HNSW index in August 2023.", 0.9, score=0.01))
         ranked = ranker.run(query="When did pgvector add HNSW?", documents=documents)["documents"]
         assert len(ranked) == 10 and "tail" not in {document.id for document in ranked}

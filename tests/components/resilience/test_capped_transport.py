@@ -111,10 +111,12 @@ class TestTransports:
         from tests.contract_servers import Reply
 
         page = b"quorvane " * 2_000
-        with PageServer({
-            "/plain": Reply(200, page, "text/plain", headers={"Set-Cookie": "visit=brelloway; Path=/"}),
-            "/packed": Reply(200, gzip.compress(page), "text/plain", headers={"Content-Encoding": "gzip"}),
-        }) as server:
+        with PageServer(
+            {
+                "/plain": Reply(200, page, "text/plain", headers={"Set-Cookie": "visit=brelloway; Path=/"}),
+                "/packed": Reply(200, gzip.compress(page), "text/plain", headers={"Content-Encoding": "gzip"}),
+            }
+        ) as server:
             session = capped_session(LIMIT, "The test service")
             response = session.get(f"{server.base_url}/plain", timeout=5)
             assert response.content == page and response.text == page.decode()
@@ -152,16 +154,18 @@ def test_web_search_stops_an_endless_body(firecrawl_server, monkeypatch, tmp_pat
     from components.web import WebSearch
 
     monkeypatch.setenv("FIRECRAWL_API_KEY", firecrawl_server.api_key)
-    web = WebSearch(api_url=firecrawl_server.url, snapshot_dir=str(tmp_path), timeout_s=5.0, retries=0,
-                    max_response_bytes=LIMIT)
+    web = WebSearch(
+        api_url=firecrawl_server.url, snapshot_dir=str(tmp_path), timeout_s=5.0, retries=0, max_response_bytes=LIMIT
+    )
     assert_stops_an_endless_body(web, firecrawl_server, "Firecrawl")
 
 
 def test_arxiv_search_stops_an_endless_body(arxiv_server):  # noqa: F811
     from components.arxiv import ArxivSearch
 
-    arxiv = ArxivSearch(api_url=arxiv_server.url, timeout_s=5.0, retries=0, min_interval_s=0.0,
-                        max_response_bytes=LIMIT)
+    arxiv = ArxivSearch(
+        api_url=arxiv_server.url, timeout_s=5.0, retries=0, min_interval_s=0.0, max_response_bytes=LIMIT
+    )
     assert_stops_an_endless_body(arxiv, arxiv_server, "The arXiv API")
 
 
@@ -180,14 +184,21 @@ def test_chat_generator_stops_an_endless_body_and_falls_back(chat_server, monkey
     from components.generation.research_generator import ResearchGenerator
 
     monkeypatch.setenv("OPENAI_API_KEY", chat_server.api_key)
-    generator = ResearchGenerator(generator="openai", model="contract", api_base_url=chat_server.base_url_v1,
-                                  timeout_s=30.0, retries=0, max_response_bytes=LIMIT)
+    generator = ResearchGenerator(
+        generator="openai",
+        model="contract",
+        api_base_url=chat_server.base_url_v1,
+        timeout_s=30.0,
+        retries=0,
+        max_response_bytes=LIMIT,
+    )
     generator.warm_up()
     chat_server.fail("endless")
     documents = [Document(id="d1", content="Globex acquired Acme Corp in 2021.", meta={"source_type": "kb"})]
     with question_budget(10):
-        outputs = generator.run(messages=[ChatMessage.from_user("Who acquired Acme?")], documents=documents,
-                                query="Who acquired Acme?")
+        outputs = generator.run(
+            messages=[ChatMessage.from_user("Who acquired Acme?")], documents=documents, query="Who acquired Acme?"
+        )
     assert outputs["status"].status is StatusKind.ERROR
     assert "The chat model sent more than its 300,000-byte limit" in outputs["status"].message
     assert outputs["replies"] and "Globex" in outputs["replies"][0]  # the extractive fallback answered
@@ -200,8 +211,7 @@ def test_a_refused_zep_connection_names_zep_and_is_not_retried(retries, monkeypa
     from tests.contract_servers import free_port
 
     monkeypatch.setenv("ZEP_API_KEY", "z-test-key")
-    recall = MemoryRecall(backend="zep", zep_api_url=f"http://127.0.0.1:{free_port()}", timeout_s=3.0,
-                          retries=retries)
+    recall = MemoryRecall(backend="zep", zep_api_url=f"http://127.0.0.1:{free_port()}", timeout_s=3.0, retries=retries)
     recall.warm_up()
     status = recall.run(query="Who acquired Acme?", user_id="ana", session_id="z1")["status"]
     assert status.status is StatusKind.ERROR
@@ -227,8 +237,10 @@ def cut_short_url():
                 continue
             with conn:
                 conn.recv(65536)
-                conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 5000\r\n\r\n"
-                             b"<feed xmlns='http://www.w3.org/2005/Atom'>")
+                conn.sendall(
+                    b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 5000\r\n\r\n"
+                    b"<feed xmlns='http://www.w3.org/2005/Atom'>"
+                )
 
     thread = threading.Thread(target=serve, daemon=True)
     thread.start()

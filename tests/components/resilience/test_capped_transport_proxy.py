@@ -60,8 +60,16 @@ def proxy() -> Iterator[TinyProxy]:
 
 @pytest.fixture(autouse=True)
 def no_proxy_settings(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "all_proxy",
-                 "no_proxy"):
+    for name in (
+        "HTTP_PROXY",
+        "HTTPS_PROXY",
+        "ALL_PROXY",
+        "NO_PROXY",
+        "http_proxy",
+        "https_proxy",
+        "all_proxy",
+        "no_proxy",
+    ):
         monkeypatch.delenv(name, raising=False)
 
 
@@ -78,9 +86,10 @@ def test_a_request_goes_through_http_proxy(proxy: TinyProxy, monkeypatch: pytest
 def test_no_proxy_sends_directly(proxy: TinyProxy, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HTTP_PROXY", proxy.url)
     monkeypatch.setenv("NO_PROXY", "127.0.0.1")
-    with PageServer({"/page": html_page("<p>direct</p>")}) as server, httpx.Client(
-        transport=CappedTransport(10_000, "Zep")
-    ) as client:
+    with (
+        PageServer({"/page": html_page("<p>direct</p>")}) as server,
+        httpx.Client(transport=CappedTransport(10_000, "Zep")) as client,
+    ):
         assert "direct" in client.get(f"{server.base_url}/page").text
     assert proxy.asked == []
 
@@ -93,32 +102,49 @@ def test_no_proxy_sends_directly(proxy: TinyProxy, monkeypatch: pytest.MonkeyPat
         ({"HTTPS_PROXY": "127.0.0.1:3129"}, "https://quorvane.test/a", "http://127.0.0.1:3129"),
         ({"ALL_PROXY": "http://127.0.0.1:3130"}, "https://quorvane.test/a", "http://127.0.0.1:3130"),
         ({"HTTPS_PROXY": "http://127.0.0.1:3129", "NO_PROXY": "quorvane.test"}, "https://api.quorvane.test/", None),
-        ({"HTTPS_PROXY": "http://127.0.0.1:3129", "NO_PROXY": ".quorvane.test"}, "https://quorvane.test/",
-         "http://127.0.0.1:3129"),
+        (
+            {"HTTPS_PROXY": "http://127.0.0.1:3129", "NO_PROXY": ".quorvane.test"},
+            "https://quorvane.test/",
+            "http://127.0.0.1:3129",
+        ),
         ({"HTTP_PROXY": "http://127.0.0.1:3128", "NO_PROXY": "*"}, "http://quorvane.test/a", None),
         ({}, "http://quorvane.test/a", None),
-        ({"HTTP_PROXY": "http://127.0.0.1:3128", "NO_PROXY": "quorvane.test"}, "http://notquorvane.test/",
-         "http://127.0.0.1:3128"),
+        (
+            {"HTTP_PROXY": "http://127.0.0.1:3128", "NO_PROXY": "quorvane.test"},
+            "http://notquorvane.test/",
+            "http://127.0.0.1:3128",
+        ),
         ({"HTTP_PROXY": "http://127.0.0.1:3128", "NO_PROXY": "Quorvane.TEST"}, "http://API.quorvane.test/", None),
-        ({"ALL_PROXY": "http://127.0.0.1:3130", "NO_PROXY": "quorvane.test:8443"}, "https://quorvane.test:8443/",
-         None),
-        ({"ALL_PROXY": "http://127.0.0.1:3130", "NO_PROXY": "quorvane.test:8443"}, "https://quorvane.test:9443/",
-         "http://127.0.0.1:3130"),
+        ({"ALL_PROXY": "http://127.0.0.1:3130", "NO_PROXY": "quorvane.test:8443"}, "https://quorvane.test:8443/", None),
+        (
+            {"ALL_PROXY": "http://127.0.0.1:3130", "NO_PROXY": "quorvane.test:8443"},
+            "https://quorvane.test:9443/",
+            "http://127.0.0.1:3130",
+        ),
         ({"HTTP_PROXY": "http://127.0.0.1:3128", "NO_PROXY": "10.20.30.40"}, "http://10.20.30.40/", None),
-        ({"HTTP_PROXY": "http://127.0.0.1:3128", "NO_PROXY": "10.20.30.40"}, "http://10.20.30.41/",
-         "http://127.0.0.1:3128"),
+        (
+            {"HTTP_PROXY": "http://127.0.0.1:3128", "NO_PROXY": "10.20.30.40"},
+            "http://10.20.30.41/",
+            "http://127.0.0.1:3128",
+        ),
         ({"HTTP_PROXY": "http://127.0.0.1:3128", "NO_PROXY": "fd00::7"}, "http://[fd00::7]/", None),
         ({"ALL_PROXY": "http://127.0.0.1:3130", "NO_PROXY": "http://quorvane.test"}, "http://quorvane.test/", None),
-        ({"ALL_PROXY": "http://127.0.0.1:3130", "NO_PROXY": "http://quorvane.test"}, "https://quorvane.test/",
-         "http://127.0.0.1:3130"),
-        ({"HTTPS_PROXY": "http://127.0.0.1:3129", "ALL_PROXY": "http://127.0.0.1:3130"}, "https://quorvane.test/",
-         "http://127.0.0.1:3129"),
-        ({"HTTPS_PROXY": "http://127.0.0.1:3129", "NO_PROXY": " , brelloway.test , *"}, "https://quorvane.test/",
-         None),
+        (
+            {"ALL_PROXY": "http://127.0.0.1:3130", "NO_PROXY": "http://quorvane.test"},
+            "https://quorvane.test/",
+            "http://127.0.0.1:3130",
+        ),
+        (
+            {"HTTPS_PROXY": "http://127.0.0.1:3129", "ALL_PROXY": "http://127.0.0.1:3130"},
+            "https://quorvane.test/",
+            "http://127.0.0.1:3129",
+        ),
+        ({"HTTPS_PROXY": "http://127.0.0.1:3129", "NO_PROXY": " , brelloway.test , *"}, "https://quorvane.test/", None),
     ],
 )
-def test_the_proxy_is_chosen_as_httpx_chooses_it(monkeypatch: pytest.MonkeyPatch, environment: dict[str, str],
-                                                  url: str, expected: str | None) -> None:
+def test_the_proxy_is_chosen_as_httpx_chooses_it(
+    monkeypatch: pytest.MonkeyPatch, environment: dict[str, str], url: str, expected: str | None
+) -> None:
     for name, value in environment.items():
         monkeypatch.setenv(name, value)
     transport = CappedTransport(10_000, "the chat model")
@@ -134,8 +160,9 @@ def httpx_choice(url: str) -> str | None:
         mounted = client._transport_for_url(httpx.URL(url))  # noqa: SLF001 - httpx's choice, to compare with
         pool = mounted._pool  # noqa: SLF001
         proxy_url = getattr(pool, "_proxy_url", None)
-        return None if proxy_url is None else f"{proxy_url.scheme.decode()}://{proxy_url.host.decode()}:" \
-            f"{proxy_url.port}"
+        return (
+            None if proxy_url is None else f"{proxy_url.scheme.decode()}://{proxy_url.host.decode()}:{proxy_url.port}"
+        )
 
 
 @pytest.mark.parametrize(
@@ -149,8 +176,9 @@ def httpx_choice(url: str) -> str | None:
         ("localhost", "http://api.localhost/", "http://127.0.0.1:3128"),
     ],
 )
-def test_deliberate_differences_from_httpx(monkeypatch: pytest.MonkeyPatch, no_proxy: str, url: str,
-                                           httpx_chooses: str) -> None:
+def test_deliberate_differences_from_httpx(
+    monkeypatch: pytest.MonkeyPatch, no_proxy: str, url: str, httpx_chooses: str
+) -> None:
     monkeypatch.setenv("HTTP_PROXY", "http://127.0.0.1:3128")
     monkeypatch.setenv("NO_PROXY", no_proxy)
     assert CappedTransport(10_000, "the chat model").proxy_for(httpx.URL(url)) is None
@@ -160,8 +188,9 @@ def test_deliberate_differences_from_httpx(monkeypatch: pytest.MonkeyPatch, no_p
 def test_the_cap_holds_through_the_proxy(monkeypatch: pytest.MonkeyPatch) -> None:
     with TinyProxy(b"x" * 50_000) as proxy:
         monkeypatch.setenv("HTTP_PROXY", proxy.url)
-        with httpx.Client(transport=CappedTransport(10_000, "the PDF server")) as client, pytest.raises(
-            BodyTooLarge, match="The PDF server sent more than its 10,000-byte limit"
+        with (
+            httpx.Client(transport=CappedTransport(10_000, "the PDF server")) as client,
+            pytest.raises(BodyTooLarge, match="The PDF server sent more than its 10,000-byte limit"),
         ):
             client.get(f"http://127.0.0.1:{free_port()}/large.pdf")
         assert len(proxy.asked) == 1

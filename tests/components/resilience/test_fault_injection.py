@@ -169,14 +169,16 @@ def test_a_hung_source_does_not_pile_up_threads(firecrawl_server, monkeypatch, t
     assert most <= 1
 
 
-
 def test_the_breaker_follows_the_components_yaml_not_the_machines_settings(arxiv_server, monkeypatch):  # noqa: F811
     """A component rebuilt from its YAML (its breaker opens after one failure) behaves so on a machine whose
     BREAKER_FAILURES says otherwise."""
     from components.arxiv import ArxivSearch
 
     written = ArxivSearch(
-        api_url=arxiv_server.url, timeout_s=TOOL_TIMEOUT_S, retries=0, min_interval_s=0.0,
+        api_url=arxiv_server.url,
+        timeout_s=TOOL_TIMEOUT_S,
+        retries=0,
+        min_interval_s=0.0,
         breaker={"failures": 1, "cooldown_s": 60.0},
     ).to_dict()
     monkeypatch.setenv("BREAKER_FAILURES", "50")

@@ -66,7 +66,6 @@ class TestResiliencePolicy:
         assert ResiliencePolicy(**policy.to_dict()) == policy
 
 
-
 class TestBreakerPolicy:
     def test_none_and_missing_keys_take_the_settings_in_force(self, monkeypatch, settings):
         from components.settings import reload_settings
@@ -83,9 +82,15 @@ class TestBreakerPolicy:
 
     @pytest.mark.parametrize(
         "value,message",
-        [({"failures": 0}, "at least 1"), ({"cooldown_s": -1}, "negative"), ({"failure": 3}, "not failure"),
-         (5, "mapping"), ({"failures": True}, "whole number"), ({"cooldown_s": "30s"}, "number of seconds.*'30s'"),
-         ({"cooldown_s": False}, "number of seconds")],
+        [
+            ({"failures": 0}, "at least 1"),
+            ({"cooldown_s": -1}, "negative"),
+            ({"failure": 3}, "not failure"),
+            (5, "mapping"),
+            ({"failures": True}, "whole number"),
+            ({"cooldown_s": "30s"}, "number of seconds.*'30s'"),
+            ({"cooldown_s": False}, "number of seconds"),
+        ],
     )
     def test_bad_values_are_refused_in_one_sentence(self, value, message):
         with pytest.raises(ValueError, match=message):
@@ -374,7 +379,6 @@ class TestCacheAndRateLimit:
         # The n-th call waits for its slot, n intervals after the first could start. (Gaps between the calls as they
         # ran are not the gate's to promise: a thread woken late on a loaded machine shortens the gap after it.)
         assert all(stamp >= started + index * 0.15 - 0.01 for index, stamp in enumerate(stamps))
-
 
     def test_a_call_that_never_reached_the_service_gives_its_slot_back(self):
         # The interval spaces requests the service receives: a name that does not resolve sent none, so the next

@@ -73,10 +73,15 @@ def test_the_scheme_proxy_comes_before_all_proxy() -> None:
     )
     assert proxies.proxy_for("http://quorvane.test/") == "http://127.0.0.1:3001"
     assert proxies.proxy_for("https://quorvane.test/") == "http://127.0.0.1:3002"  # no scheme written: http://
-    assert EnvironmentProxies.from_settings({"http": "http://127.0.0.1:3001", "all": "http://127.0.0.1:3003"}) \
-        .proxy_for("https://quorvane.test/") == "http://127.0.0.1:3003"
-    assert EnvironmentProxies.from_settings({"http": "http://127.0.0.1:3001"}).proxy_for("https://quorvane.test/") \
-        is None
+    assert (
+        EnvironmentProxies.from_settings({"http": "http://127.0.0.1:3001", "all": "http://127.0.0.1:3003"}).proxy_for(
+            "https://quorvane.test/"
+        )
+        == "http://127.0.0.1:3003"
+    )
+    assert (
+        EnvironmentProxies.from_settings({"http": "http://127.0.0.1:3001"}).proxy_for("https://quorvane.test/") is None
+    )
     assert proxies.urls() == {"http://127.0.0.1:3001", "http://127.0.0.1:3002", "socks5://127.0.0.1:3003"}
 
 
@@ -87,8 +92,17 @@ def test_no_proxy_star_leaves_no_proxy_to_mount() -> None:
 
 
 def test_read_from_the_environment_lower_case_first(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "all_proxy",
-                 "no_proxy", "REQUEST_METHOD"):
+    for name in (
+        "HTTP_PROXY",
+        "HTTPS_PROXY",
+        "ALL_PROXY",
+        "NO_PROXY",
+        "http_proxy",
+        "https_proxy",
+        "all_proxy",
+        "no_proxy",
+        "REQUEST_METHOD",
+    ):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("HTTP_PROXY", "http://127.0.0.1:3001")
     monkeypatch.setenv("http_proxy", "http://127.0.0.1:3002")

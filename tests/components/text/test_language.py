@@ -98,13 +98,19 @@ class TestTheOneSentenceSplitter:
     def test_abbreviations_initials_quotes_and_paragraphs(self):
         text = 'Dr. Smith met J. R. R. Tolkien. He said "Hello." Then left!\n\nNew part, e.g. here. Last one'
         assert [text[start:end] for start, end in sentence_spans(text)] == [
-            "Dr. Smith met J. R. R. Tolkien.", 'He said "Hello."', "Then left!", "New part, e.g. here.", "Last one",
+            "Dr. Smith met J. R. R. Tolkien.",
+            'He said "Hello."',
+            "Then left!",
+            "New part, e.g. here.",
+            "Last one",
         ]
 
     def test_abbreviations_inside_and_at_the_end_and_list_items(self):
         text = "Dr. Smith met J. Doe in the U.S. on Monday. They talked e.g. about RAG! Then they left.\n- A list item"
         assert sentences(text) == [
-            "Dr. Smith met J. Doe in the U.S. on Monday.", "They talked e.g. about RAG!", "Then they left.",
+            "Dr. Smith met J. Doe in the U.S. on Monday.",
+            "They talked e.g. about RAG!",
+            "Then they left.",
             "- A list item",
         ]
 
@@ -120,8 +126,16 @@ class TestTheOneSentenceSplitter:
     @pytest.mark.parametrize(
         "stored",
         [
-            None, [], "0-29", [[0, 29], [30, 99]], [[30, 48], [0, 29]], [[0, 29, 1]], [[0.0, 29]], [[5, 5]],
-            [[True, 29]], [[29, 30]],
+            None,
+            [],
+            "0-29",
+            [[0, 29], [30, 99]],
+            [[30, 48], [0, 29]],
+            [[0, 29, 1]],
+            [[0.0, 29]],
+            [[5, 5]],
+            [[True, 29]],
+            [[29, 30]],
         ],
     )
     def test_spans_that_do_not_fit_the_text_fall_back_to_the_splitter(self, stored):

@@ -72,7 +72,10 @@ class TestResearchAgent:
         data = agent.to_dict()
         params = data["init_parameters"]
         assert (params["model"], params["api_base_url"], params["retries"], params["max_response_bytes"]) == (
-            "model-when-built", "http://127.0.0.1:9/v1", 1, 54321,
+            "model-when-built",
+            "http://127.0.0.1:9/v1",
+            1,
+            54321,
         )
         assert "key-of-the-test" not in json.dumps(data)
         monkeypatch.setenv("OPENAI_MODEL", "model-changed-later")
@@ -82,7 +85,8 @@ class TestResearchAgent:
         loaded = ResearchAgent.from_dict(data)
         assert loaded.to_dict() == data
         assert (loaded._generator.model, loaded._generator.api_base_url) == (  # noqa: SLF001
-            "model-when-built", "http://127.0.0.1:9/v1",
+            "model-when-built",
+            "http://127.0.0.1:9/v1",
         )
         monkeypatch.undo()
         reload_settings()
@@ -100,7 +104,10 @@ class TestResearchAgent:
         agent = ResearchAgent(profile="reader")
         assert opened == [1]
         selection = research_agent.choose_tools(
-            "Who founded Nordvik?", profile="reader", profiles=agent._profiles, known_entities=None  # noqa: SLF001
+            "Who founded Nordvik?",
+            profile="reader",
+            profiles=agent._profiles,
+            known_entities=None,  # noqa: SLF001
         )
         assert opened == [1] and "rag_search" in selection.tools
         research_agent.choose_tools("Who founded Nordvik?", profile="reader")  # the command's default opens it

@@ -37,9 +37,7 @@ class TestToolsCommand:
         selection = json.loads(capsys.readouterr().out)
         assert selection["sources"] == ["kb", "web", "arxiv", "memory"]
         assert selection["tools"] == ["rag_search", "firecrawl_search", "arxiv_search", "memory_recall"]
-        assert selection["reasons"]["memory_recall"] == [
-            "source memory: refers to earlier conversation: we discussed"
-        ]
+        assert selection["reasons"]["memory_recall"] == ["source memory: refers to earlier conversation: we discussed"]
         assert selection["reasons"]["calculator"] == ["not selected: nothing in the question calls for it"]
 
     def test_select_keeps_to_the_profile_grants(self, capsys) -> None:  # noqa: ANN001

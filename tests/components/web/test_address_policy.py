@@ -32,8 +32,9 @@ def scrapes(server) -> list[dict]:  # noqa: ANN001
 
 
 @pytest.mark.parametrize(("url", "reason"), INSIDE)
-def test_url_ingestion_refuses_inside_addresses_before_asking_firecrawl(firecrawl_server, monkeypatch, tmp_path,
-                                                                        url, reason):
+def test_url_ingestion_refuses_inside_addresses_before_asking_firecrawl(
+    firecrawl_server, monkeypatch, tmp_path, url, reason
+):
     monkeypatch.setenv("FIRECRAWL_API_KEY", firecrawl_server.api_key)
     scraper = WebScrape(api_url=firecrawl_server.url, snapshot_dir=str(tmp_path))
     with pytest.raises(UrlNotIngested, match=f"resolves to {reason}.*fetching it is refused"):
@@ -52,8 +53,11 @@ def test_private_addresses_pass_when_allowed(firecrawl_server, monkeypatch, tmp_
 
 def test_search_results_at_inside_addresses_are_skipped(firecrawl_server, monkeypatch, tmp_path):
     monkeypatch.setenv("FIRECRAWL_API_KEY", firecrawl_server.api_key)
-    firecrawl_server.set_page("http://169.254.169.254/latest/meta-data/", title="Zorblax metadata",
-                              markdown="# Zorblax credentials\n\nZorblax zorblax zorblax.")
+    firecrawl_server.set_page(
+        "http://169.254.169.254/latest/meta-data/",
+        title="Zorblax metadata",
+        markdown="# Zorblax credentials\n\nZorblax zorblax zorblax.",
+    )
     web = WebSearch(api_url=firecrawl_server.url, snapshot_dir=str(tmp_path))
     web.warm_up()
     result = web.run(query="zorblax credentials")
@@ -77,8 +81,9 @@ def test_a_url_read_differently_by_firecrawl_is_refused_before_asking_it(firecra
 
 def test_firecrawl_is_sent_the_url_as_checked(firecrawl_server, monkeypatch, tmp_path):
     monkeypatch.setenv("FIRECRAWL_API_KEY", firecrawl_server.api_key)
-    firecrawl_server.set_page("https://docs.example.com/plumvex", title="Plumvex",
-                              markdown="# Plumvex\n\nPlumvex gears turn slowly.")
+    firecrawl_server.set_page(
+        "https://docs.example.com/plumvex", title="Plumvex", markdown="# Plumvex\n\nPlumvex gears turn slowly."
+    )
     scraper = WebScrape(api_url=firecrawl_server.url, snapshot_dir=str(tmp_path))
     result = scraper.run(url="https://someone:secret@Docs.Example.COM/plumvex")
     assert result["documents"], result["status"].message
@@ -94,8 +99,12 @@ REDIRECTED = "https://docs.example.com/moved-plumvex"
 def redirect_inside(firecrawl_server, monkeypatch):  # noqa: ANN001, ANN201
     """A public page that Firecrawl reports as read at the metadata address (it redirected there)."""
     monkeypatch.setenv("FIRECRAWL_API_KEY", firecrawl_server.api_key)
-    firecrawl_server.set_page(REDIRECTED, title="Plumvex secrets", markdown="# Plumvex secrets\n\nPlumvex token.",
-                              extra_metadata={"url": "http://169.254.169.254/latest/meta-data/iam"})
+    firecrawl_server.set_page(
+        REDIRECTED,
+        title="Plumvex secrets",
+        markdown="# Plumvex secrets\n\nPlumvex token.",
+        extra_metadata={"url": "http://169.254.169.254/latest/meta-data/iam"},
+    )
 
 
 @pytest.mark.usefixtures("redirect_inside")

@@ -12,8 +12,10 @@ from components.web.snapshots import PageSnapshot
 
 class TestMarkdownChunks:
     def test_chunks_fit_the_window_keep_every_sentence_and_their_section(self, embedding_model):
-        sections = [f"## Section {n}\n\n" + " ".join(f"Sentence {n}.{m} talks about topic {n}." for m in range(12))
-                    for n in range(6)]
+        sections = [
+            f"## Section {n}\n\n" + " ".join(f"Sentence {n}.{m} talks about topic {n}." for m in range(12))
+            for n in range(6)
+        ]
         markdown = "# Title\n\n" + "\n\n".join(sections)
         chunks = markdown_chunks(markdown, 60, embedding_model.name)
         assert len(chunks) > 6

@@ -10,8 +10,14 @@ API = "https://firecrawl.quorvane.test"
 
 @pytest.mark.parametrize(
     "url",
-    ["ftp://firecrawl.quorvane.test", "firecrawl.quorvane.test", "https://", "https://a.test/?x=1",
-     "https://user:secret@a.test", "https://a.test/#top"],
+    [
+        "ftp://firecrawl.quorvane.test",
+        "firecrawl.quorvane.test",
+        "https://",
+        "https://a.test/?x=1",
+        "https://user:secret@a.test",
+        "https://a.test/#top",
+    ],
 )
 def test_an_api_url_that_is_not_a_plain_http_url_is_refused(url: str) -> None:
     with pytest.raises(SourceError, match="FIRECRAWL_API_URL must be an http"):
@@ -22,8 +28,12 @@ def test_paths_resolve_on_the_api_and_absolute_urls_stay_on_its_origin() -> None
     assert api_origin(API + "/") == API
     assert pinned_url(API, "/v2/search") == API + "/v2/search"
     assert pinned_url(API, API + "/v2/crawl/7?skip=10") == API + "/v2/crawl/7?skip=10"
-    for elsewhere in ("https://metadata.quorvane.test/v2/crawl/7", "//metadata.quorvane.test/x",
-                      "http://firecrawl.quorvane.test/v2/x", "https://firecrawl.quorvane.test:8443/v2/x"):
+    for elsewhere in (
+        "https://metadata.quorvane.test/v2/crawl/7",
+        "//metadata.quorvane.test/x",
+        "http://firecrawl.quorvane.test/v2/x",
+        "https://firecrawl.quorvane.test:8443/v2/x",
+    ):
         with pytest.raises(SourceError, match="outside its API's origin"):
             pinned_url(API, elsewhere)
 

@@ -34,8 +34,14 @@ class TestWebScrape:
         assert [doc.meta["chunk_index"] for doc in documents] == list(range(len(documents)))
         assert all(doc.meta["page_total_chunks"] == len(documents) for doc in documents)
         assert [doc.meta["section_title"] for doc in documents] == [
-            "1. Tokenisation", "2. Attention", "3. Positional encodings", "4. Feed-forward layers",
-            "5. Layer normalisation", "6. Training objectives", "7. Scaling laws", "8. Inference cost",
+            "1. Tokenisation",
+            "2. Attention",
+            "3. Positional encodings",
+            "4. Feed-forward layers",
+            "5. Layer normalisation",
+            "6. Training objectives",
+            "7. Scaling laws",
+            "8. Inference cost",
         ]
         # Cut as the knowledge base cuts Markdown: a chunk opens with its headings (a title with no text of its
         # own joins the first section), then the section's text.
@@ -60,8 +66,9 @@ class TestWebScrape:
     @pytest.mark.integration
     def test_a_changed_page_leaves_the_old_snapshot_checkable(self, firecrawl_server, firecrawl_key, work_dir):
         component = make(firecrawl_server, work_dir)
-        firecrawl_server.set_page("https://blog.example.io/changing", title="Changing",
-                                  markdown="The launch is planned for March.")
+        firecrawl_server.set_page(
+            "https://blog.example.io/changing", title="Changing", markdown="The launch is planned for March."
+        )
         before = component.run(url="https://blog.example.io/changing")["documents"][0]
         firecrawl_server.set_page("https://blog.example.io/changing", markdown="The launch was moved to June.")
         after = component.run(url="https://blog.example.io/changing")["documents"][0]
@@ -117,6 +124,9 @@ class TestIngestUrl:
         from ingest.ingestor import Ingestor
 
         with pytest.raises(UrlNotIngested, match="HTTP 404"):
-            ingest_url("https://docs.vectors.example.com/missing", ingestor=Ingestor(store=store, hooks=[]),
-                       scraper=make(firecrawl_server, work_dir))
+            ingest_url(
+                "https://docs.vectors.example.com/missing",
+                ingestor=Ingestor(store=store, hooks=[]),
+                scraper=make(firecrawl_server, work_dir),
+            )
         assert store.count_documents() == 0

@@ -33,8 +33,11 @@ class TestWebSearch:
         component = WebSearch(num_results=3, languages=["en"], exclude_patterns=["example.com"], timeout_s=4.0)
         data = component.to_dict()
         assert "fc-secret-value" not in repr(data)
-        assert data["init_parameters"]["api_key"] == {"type": "env_var", "env_vars": ["FIRECRAWL_API_KEY"],
-                                                      "strict": False}
+        assert data["init_parameters"]["api_key"] == {
+            "type": "env_var",
+            "env_vars": ["FIRECRAWL_API_KEY"],
+            "strict": False,
+        }
         restored = WebSearch.from_dict(data)
         assert restored.num_results == 3
         assert restored.languages == ["en"]
@@ -69,8 +72,9 @@ class TestWebSearch:
         assert status.total_found == len(urls)
 
     @pytest.mark.integration
-    def test_relevance_is_the_cosine_from_the_local_model(self, firecrawl_server, firecrawl_key, work_dir,
-                                                          embedding_model):
+    def test_relevance_is_the_cosine_from_the_local_model(
+        self, firecrawl_server, firecrawl_key, work_dir, embedding_model
+    ):
         documents = make(firecrawl_server, work_dir).run(query=QUESTION)["documents"]
         doc = documents[0]
         # The page title and section heading are embedded with the chunk: they say what the text is about.
@@ -165,8 +169,9 @@ class TestWebSearch:
         result = make(firecrawl_server, work_dir).run(query=QUESTION)
         assert result["status"].status is StatusKind.SUCCESS, result["status"].message
         assert RAG_PAGE in {doc.meta["page_url"] for doc in result["documents"]}
-        scrapes = [r["at"] for r in firecrawl_server.requests if r["path"] == "/v2/scrape" and RAG_PAGE.encode()
-                   in r["body"]]
+        scrapes = [
+            r["at"] for r in firecrawl_server.requests if r["path"] == "/v2/scrape" and RAG_PAGE.encode() in r["body"]
+        ]
         assert len(scrapes) == 2 and scrapes[1] - scrapes[0] >= 0.3
 
     @pytest.mark.integration
@@ -195,8 +200,9 @@ class TestWebSearch:
         ("mode", "expected"),
         [("500", "HTTP 500"), ("malformed", "malformed"), ("drop", "cannot reach Firecrawl")],
     )
-    def test_service_faults_give_a_status_never_an_exception(self, firecrawl_server, firecrawl_key, work_dir,
-                                                             mode, expected):
+    def test_service_faults_give_a_status_never_an_exception(
+        self, firecrawl_server, firecrawl_key, work_dir, mode, expected
+    ):
         firecrawl_server.fail(mode, path="/v2/search")
         result = make(firecrawl_server, work_dir).run(query=QUESTION)
         assert result["documents"] == []
@@ -222,8 +228,9 @@ class TestWebSearch:
     def test_faults_can_be_injected_from_another_process(self, firecrawl_server, firecrawl_key, work_dir):
         import requests
 
-        answer = requests.post(f"{firecrawl_server.url}/_contract/fail", json={"mode": "500", "path": "/v2/search"},
-                               timeout=2)
+        answer = requests.post(
+            f"{firecrawl_server.url}/_contract/fail", json={"mode": "500", "path": "/v2/search"}, timeout=2
+        )
         assert answer.json() == {"ok": True}
         assert make(firecrawl_server, work_dir).run(query=QUESTION)["status"].status is StatusKind.ERROR
         assert requests.post(f"{firecrawl_server.url}/_contract/reset", timeout=2).json() == {"ok": True}
@@ -233,8 +240,9 @@ class TestWebSearch:
 
     @pytest.mark.integration
     def test_a_service_that_is_down_is_an_error_status(self, firecrawl_key, work_dir):
-        component = WebSearch(api_url=f"http://127.0.0.1:{free_port()}", timeout_s=2.0, retries=0,
-                              snapshot_dir=str(work_dir))
+        component = WebSearch(
+            api_url=f"http://127.0.0.1:{free_port()}", timeout_s=2.0, retries=0, snapshot_dir=str(work_dir)
+        )
         result = component.run(query=QUESTION)
         assert result["status"].status is StatusKind.ERROR
         assert "cannot reach Firecrawl" in result["status"].message

@@ -16,10 +16,17 @@ from tests.pipelines.knowledge import fresh_collection_name
 pytestmark = pytest.mark.integration
 
 PROFILES = [
-    ("brevik", "Brevik Labs", "Brevik Labs is a drone maker founded in 2019 in Kestrel Bay. Orla Venn leads Brevik "
-     "Labs as its chief executive."),
-    ("zorvan", "Zorvan Systems", "Zorvan Systems is a sensor maker founded in 2016 in Corvane. Tomas Hale leads "
-     "Zorvan Systems."),
+    (
+        "brevik",
+        "Brevik Labs",
+        "Brevik Labs is a drone maker founded in 2019 in Kestrel Bay. Orla Venn leads Brevik "
+        "Labs as its chief executive.",
+    ),
+    (
+        "zorvan",
+        "Zorvan Systems",
+        "Zorvan Systems is a sensor maker founded in 2016 in Corvane. Tomas Hale leads Zorvan Systems.",
+    ),
 ]
 
 
@@ -32,8 +39,13 @@ def invented_collection(settings, database_url, embedding_model) -> str:
     store = open_knowledge_base(settings, collection)
     for (doc_id, title, text), vector in zip(PROFILES, embedding_model.embed([p[2] for p in PROFILES]), strict=True):
         document = DocumentRecord(
-            document_id=doc_id, title=title, source=f"test:{doc_id}", doc_type="txt",
-            content_hash=hashlib.sha256(text.encode()).hexdigest(), text=text, date=dt.date(2024, 1, 1),
+            document_id=doc_id,
+            title=title,
+            source=f"test:{doc_id}",
+            doc_type="txt",
+            content_hash=hashlib.sha256(text.encode()).hexdigest(),
+            text=text,
+            date=dt.date(2024, 1, 1),
         )
         store.upsert_document(document, [ChunkRecord(f"{doc_id}-0", doc_id, 0, text, vector)])
     return collection

@@ -31,7 +31,11 @@ def research(*argv: str, collection: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": str(REPO_ROOT), "KB_COLLECTION": collection, "HAYHOOKS_PORT": str(free_port())}
     env.pop("HF_HUB_DISABLE_PROGRESS_BARS", None)
     return subprocess.run(
-        [sys.executable, "-m", "pipelines.cli", *argv], capture_output=True, text=True, timeout=300, env=env,
+        [sys.executable, "-m", "pipelines.cli", *argv],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
         cwd=REPO_ROOT,
     )
 

@@ -22,9 +22,7 @@ class TestSettingsCommand:
         known = {name.upper() for name in Settings.model_fields} | {"ALL_PROXY", "NO_PROXY"}  # the standard proxies
         named = set(re.findall(r"`([A-Z][A-Z0-9_]+)(?:_\*)?`", section))
         unknown = {
-            name
-            for name in named
-            if name not in known and not any(setting.startswith(f"{name}_") for setting in known)
+            name for name in named if name not in known and not any(setting.startswith(f"{name}_") for setting in known)
         }
         assert named and not unknown, f"the README names settings that do not exist: {sorted(unknown)}"
 

@@ -124,10 +124,18 @@ class TestConfidence:
             _result(
                 short_answer_confidence=0.87,
                 parts=[
-                    {"question": "Who founded Quillmark?", "short_answer": "Mira Tallow",
-                     "short_answer_confidence": 0.91, "sure": True},
-                    {"question": "When was Quillmark founded?", "short_answer": "1987",
-                     "short_answer_confidence": 0.21, "sure": False},
+                    {
+                        "question": "Who founded Quillmark?",
+                        "short_answer": "Mira Tallow",
+                        "short_answer_confidence": 0.91,
+                        "sure": True,
+                    },
+                    {
+                        "question": "When was Quillmark founded?",
+                        "short_answer": "1987",
+                        "short_answer_confidence": 0.21,
+                        "sure": False,
+                    },
                 ],
             )
         )
@@ -138,8 +146,12 @@ class TestConfidence:
         assert "1987" not in text.split("Answer\n")[0]
 
     def test_a_short_answer_held_back_reads_as_not_sure_and_names_none(self) -> None:
-        part = {"question": "Who founded Quillmark", "short_answer": "Mira Tallow", "short_answer_confidence": 0.42,
-                "sure": False}
+        part = {
+            "question": "Who founded Quillmark",
+            "short_answer": "Mira Tallow",
+            "short_answer_confidence": 0.42,
+            "sure": False,
+        }
         text = ask_command.format_result(_result(short_answer="", short_answer_confidence=0.42, parts=[part]))
         assert text.startswith("Short answer: not sure (confidence 0.42), so none is given")
         assert "Mira Tallow" not in text.split("Answer\n")[0]  # one part: no parts list under the line
@@ -281,8 +293,10 @@ class TestServerPath:
         assert main(["ask", "Who founded Quillmark?"]) == 0
         captured = capsys.readouterr()
         assert captured.out == ask_command.format_result(_result(short_answer_confidence=0.9))
-        assert captured.err.strip() == f"(answered by the server at 127.0.0.1:{server.server_address[1]}; " \
+        assert (
+            captured.err.strip() == f"(answered by the server at 127.0.0.1:{server.server_address[1]}; "
             "--local answers here)"
+        )
         (request,) = server.requests
         assert request["path"] == "/research/run" and request["auth"] == "Bearer t0ken-for-tests"
         # No sources named: the server applies the one default (auto), as the CLI does in-process.

@@ -22,8 +22,14 @@ ANSWER = {
     "answer": "Ada Brennick founded Quillmoor Labs [1].",
     "short_answer": "Ada Brennick",
     "short_answer_confidence": 0.82,
-    "parts": [{"question": "Who founded Quillmoor Labs?", "short_answer": "Ada Brennick",
-               "short_answer_confidence": 0.82, "sure": True}],
+    "parts": [
+        {
+            "question": "Who founded Quillmoor Labs?",
+            "short_answer": "Ada Brennick",
+            "short_answer_confidence": 0.82,
+            "sure": True,
+        }
+    ],
     "citations": [{"sentence": "Ada Brennick founded Quillmoor Labs [1].", "chunk_id": "c-17", "supported": True}],
     "ranked_doc_ids": ["quillmoor.md", "harbour.md"],
     "ranked_chunk_ids": ["c-17", "c-40"],
@@ -31,16 +37,32 @@ ANSWER = {
     "latency_ms": 812.5,
     "error": None,
 }
-OTHER = {**ANSWER, "id": "q2", "question": "Where is Quillmoor Labs?", "answer": "In Vellport [1].",
-         "short_answer": "Vellport", "parts": [], "citations": [], "latency_ms": 90.0}
+OTHER = {
+    **ANSWER,
+    "id": "q2",
+    "question": "Where is Quillmoor Labs?",
+    "answer": "In Vellport [1].",
+    "short_answer": "Vellport",
+    "parts": [],
+    "citations": [],
+    "latency_ms": 90.0,
+}
 FACTS = [
-    {"system": "graph", "entity": "Quillmoor Labs", "facts": [
-        {"document": "n1", "sentence": "Quillmoor Labs opened in 2011.", "date": "2011"},
-        {"document": "n2", "sentence": "Quillmoor Labs moved to Vellport.", "date": "2014-03"},
-    ]},
-    {"system": "baseline", "entity": "Quillmoor Labs", "facts": [
-        {"document": "n2", "sentence": "Quillmoor Labs moved to Vellport.", "date": "2014-03-02"},
-    ]},
+    {
+        "system": "graph",
+        "entity": "Quillmoor Labs",
+        "facts": [
+            {"document": "n1", "sentence": "Quillmoor Labs opened in 2011.", "date": "2011"},
+            {"document": "n2", "sentence": "Quillmoor Labs moved to Vellport.", "date": "2014-03"},
+        ],
+    },
+    {
+        "system": "baseline",
+        "entity": "Quillmoor Labs",
+        "facts": [
+            {"document": "n2", "sentence": "Quillmoor Labs moved to Vellport.", "date": "2014-03-02"},
+        ],
+    },
 ]
 
 
@@ -154,10 +176,13 @@ class TestRankedChunks:
     def test_the_evaluation_records_its_ranked_chunks(self, tmp_path: Path):
         class Runner:
             def ask(self, question: str, top_k: int) -> VariantAnswer:
-                return VariantAnswer(chunks=[
-                    RankedChunk("k-2", "kb-doc-1", "kb", "Quillmoor Labs opened.", {"kb_dense": 1}),
-                    RankedChunk("k-1", "kb-doc-1", "kb", "Quillmoor Labs moved.", {"kb_dense": 2}),
-                ], statuses={"kb_dense": "ok"})
+                return VariantAnswer(
+                    chunks=[
+                        RankedChunk("k-2", "kb-doc-1", "kb", "Quillmoor Labs opened.", {"kb_dense": 1}),
+                        RankedChunk("k-1", "kb-doc-1", "kb", "Quillmoor Labs moved.", {"kb_dense": 2}),
+                    ],
+                    statuses={"kb_dense": "ok"},
+                )
 
         run = EvaluationRun(EvaluationConfig(questions=tmp_path / "q.jsonl", progress=False))
         run.doc_id_map = {"kb-doc-1": "quillmoor.md"}
@@ -190,16 +215,26 @@ class TestFacts:
 
     def test_the_timelines_evaluation_writes_its_facts(self):
         report = TimelineReport(
-            timelines={"graph": {"Quillmoor Labs": [
-                TimelineEntry("doc-a1", "Quillmoor Labs opened in 2011.", FuzzyDate.parse("2011")),
-                TimelineEntry("doc-b2", "Quillmoor Labs moved.", None),
-            ]}},
+            timelines={
+                "graph": {
+                    "Quillmoor Labs": [
+                        TimelineEntry("doc-a1", "Quillmoor Labs opened in 2011.", FuzzyDate.parse("2011")),
+                        TimelineEntry("doc-b2", "Quillmoor Labs moved.", None),
+                    ]
+                }
+            },
             corpus_ids={"doc-a1": "n1"},
         )
-        assert report.facts_records() == [{"system": "graph", "entity": "Quillmoor Labs", "facts": [
-            {"document": "n1", "sentence": "Quillmoor Labs opened in 2011.", "date": "2011"},
-            {"document": "doc-b2", "sentence": "Quillmoor Labs moved.", "date": None},
-        ]}]
+        assert report.facts_records() == [
+            {
+                "system": "graph",
+                "entity": "Quillmoor Labs",
+                "facts": [
+                    {"document": "n1", "sentence": "Quillmoor Labs opened in 2011.", "date": "2011"},
+                    {"document": "doc-b2", "sentence": "Quillmoor Labs moved.", "date": None},
+                ],
+            }
+        ]
 
 
 class TestCommand:
@@ -218,7 +253,7 @@ class TestCommand:
         assert cli_main(["eval", "compare", str(before), str(after)]) == 1
         out = capsys.readouterr().out
         assert 'demo/results/research-kb.jsonl q1: short_answer: "Ada Brennick" -> "A. Brennick"' in out
-        assert 'apple/facts.jsonl baseline/Quillmoor Labs: date of' in out and '"2014-03-02" -> "2014-03-03"' in out
+        assert "apple/facts.jsonl baseline/Quillmoor Labs: date of" in out and '"2014-03-02" -> "2014-03-03"' in out
         assert 'demo/results/dense.jsonl: file: "missing" -> "present"' in out
         assert "3 differences over 4 answers and timelines" in out
         # Two files of one kind compare too.
@@ -236,8 +271,10 @@ class TestCommand:
             "demo/results/research-kb.jsonl q1: ranked_chunks: chunk h-7 of doc harbour.md rank 7 -> 8; "
             "chunk h-8 of doc harbour.md rank 8 -> 7" in out
         )
-        assert 'demo/results/research-kb.jsonl q1: citations: [["Ada Brennick founded Quillmoor Labs [1].", "c-17"]]' \
+        assert (
+            'demo/results/research-kb.jsonl q1: citations: [["Ada Brennick founded Quillmoor Labs [1].", "c-17"]]'
             ' -> [["Ada Brennick founded Quillmoor Labs [1].", "c-18"]]' in out
+        )
         assert "2 differences over 4 answers and timelines" in out
         only_order = write_run(tmp_path / "order", [ranked(EIGHT[:6] + [EIGHT[7], EIGHT[6]]), OTHER], FACTS)
         assert cli_main(["eval", "compare", str(before), str(only_order)]) == 1
@@ -281,10 +318,14 @@ class TestCommand:
         ("after", "message"),
         [
             (b"\xff\xfe" + json.dumps(ANSWER).encode() + b"\n", "x.jsonl is not UTF-8 text"),
-            (json.dumps({**ANSWER, "citations": ["Ada Brennick founded it."]}).encode() + b"\n",
-             "a record has a field of another shape than evaluation output"),
-            (json.dumps({**ANSWER, "parts": [3]}).encode() + b"\n",
-             "a record has a field of another shape than evaluation output"),
+            (
+                json.dumps({**ANSWER, "citations": ["Ada Brennick founded it."]}).encode() + b"\n",
+                "a record has a field of another shape than evaluation output",
+            ),
+            (
+                json.dumps({**ANSWER, "parts": [3]}).encode() + b"\n",
+                "a record has a field of another shape than evaluation output",
+            ),
         ],
     )
     def test_a_file_that_cannot_be_read_as_results_is_exit_code_2(self, tmp_path: Path, capsys, after, message):

@@ -94,7 +94,10 @@ def test_margins_are_told_by_resampling_the_documents():
     scores = corpus.document_scores(0.5)
     assert list(scores) == ["d1", "d2", "d3"]
     assert (scores["d1"].recalled, scores["d1"].correct_entries, scores["d2"].entries, scores["d3"].entries) == (
-        2, 2, 2, 0
+        2,
+        2,
+        2,
+        0,
     )
     whole, summed = corpus.score(0.5), EntityScore("sum")
     for score in scores.values():
@@ -158,10 +161,13 @@ def test_recall_losses_tell_kept_below_the_threshold_never_proposed_and_wrong_da
 
 def test_a_mention_never_proposed_is_told_by_its_cause(capsys):
     sentences = {1: "Orlund Rail opened in 2015.", 2: "Its trains were repainted.", 3: "Orlund Rail and Vask merged."}
-    gold = {"entity": "Orlund Rail", "events": [
-        {"date": "2015", "mentions": [{"doc_id": "d1", "sentence_id": number, "sentence": sentence}]}
-        for number, sentence in sentences.items()
-    ]}
+    gold = {
+        "entity": "Orlund Rail",
+        "events": [
+            {"date": "2015", "mentions": [{"doc_id": "d1", "sentence_id": number, "sentence": sentence}]}
+            for number, sentence in sentences.items()
+        ],
+    }
     # No fact of the entity holds any of them; the graph holds facts of other entities for the last two.
     others = [_entry("Its trains were repainted.", 2015), _entry("Orlund Rail and Vask merged.", 2015)]
     corpus = CorpusTimelines("invented", [gold], {"Orlund Rail": []}, facts_by_document={"d1": others})
@@ -179,9 +185,10 @@ def test_a_mention_never_proposed_is_told_by_its_cause(capsys):
 
 def test_losses_name_the_features_that_push_a_mention_below_the_threshold(capsys):
     sentence = "Orlund Rail will move north."
-    gold = {"entity": "Orlund Rail", "events": [
-        {"date": "2017", "mentions": [{"doc_id": "d1", "sentence_id": 1, "sentence": sentence}]}
-    ]}
+    gold = {
+        "entity": "Orlund Rail",
+        "events": [{"date": "2017", "mentions": [{"doc_id": "d1", "sentence_id": 1, "sentence": sentence}]}],
+    }
     names = ["tense:future", "date:day", "modal"]
     model = EventConfidenceModel(names, [-2.0, 1.0, -0.5], 0.0, [0.0, 0.0, 0.0], [1.0, 1.0, 1.0], 0.5)
     # The fact's confidence is its surest participant's: the one whose features the listing reads.
@@ -278,6 +285,7 @@ def test_out_of_fold_confidences_come_from_models_not_fitted_on_the_fact_s_docum
     in_sample = {f.document_id: f.confidence for f in corpus.samples()}
     out_of_fold(corpus, names, 3.0)
     held_out = {f.document_id: f.confidence for f in corpus.samples()}
+
     # In sample the even documents (events) score above their odd neighbours; a model that never saw the document
     # cannot tell them apart that well.
     def gap(scores):

@@ -98,7 +98,9 @@ def test_the_mcp_registry_builds_its_tools_with_the_servers_settings(settings, w
     profiles_file.write_text("profiles:\n  small: {tools: [read_file, fetch_page]}\n", encoding="utf-8")
     chosen = settings.model_copy(
         update={
-            "tool_profiles_file": profiles_file, "tool_profile": "small", "workspace_dir": work_dir,
+            "tool_profiles_file": profiles_file,
+            "tool_profile": "small",
+            "workspace_dir": work_dir,
             "page_max_bytes": 12_345,
         }
     )

@@ -63,7 +63,6 @@ class TestDocument:
             wrapper("document", {"document": None, "chunks": [], "status": fine}).run_api("doc_1")
         assert raised.value.status_code == 404
 
-
     def test_a_chunk_shows_no_metadata_only_the_pipeline_reads(self) -> None:
         from haystack import Document
 
@@ -119,13 +118,17 @@ class TestWrappersReadTheirPipelinesOutputs:
             read = {
                 node.slice.value
                 for node in ast.walk(tree)
-                if isinstance(node, ast.Subscript) and getattr(node.value, "id", None) == "outputs"
+                if isinstance(node, ast.Subscript)
+                and getattr(node.value, "id", None) == "outputs"
                 and isinstance(node.slice, ast.Constant)
             } | {
                 node.args[0].value
                 for node in ast.walk(tree)
-                if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get"
-                and getattr(node.func.value, "id", None) == "outputs" and node.args
+                if isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr == "get"
+                and getattr(node.func.value, "id", None) == "outputs"
+                and node.args
                 and isinstance(node.args[0], ast.Constant)
             }
             assert read <= set(catalog.spec(name).outputs), (folder.name, read - set(catalog.spec(name).outputs))

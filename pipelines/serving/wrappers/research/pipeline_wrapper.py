@@ -41,9 +41,7 @@ class PipelineWrapper(CatalogPipelineWrapper):
     def _validate(self, question: str, sources: list[str] | None, as_of: str | None, top_k: int | None) -> dict:
         """The request checked as the catalog checks it, before anything is streamed; bad input is a 422."""
         try:
-            return check_research_request(
-                question, list(DEFAULT_SOURCES) if sources is None else sources, as_of, top_k
-            )
+            return check_research_request(question, list(DEFAULT_SOURCES) if sources is None else sources, as_of, top_k)
         except ValueError as exc:
             raise InvalidRequest(str(exc)) from exc
 
