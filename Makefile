@@ -56,6 +56,7 @@ bench: install
 
 lint: install
 	$(BIN)/python -m ruff check components pipelines ingest app tests scripts
+	$(BIN)/python -m ruff format --check components pipelines ingest app tests scripts
 
 clean:
 	rm -rf $(VENV) .pytest_cache
