@@ -89,7 +89,8 @@ class Settings(BaseSettings):
 
     # The pipeline catalog.
     pipelines_file: Path | None = Field(
-        default=None, description="The pipeline catalog YAML; empty uses ./pipelines.yaml, else the package's own."
+        default=None,
+        description="The pipeline catalog YAML; empty: ./pipelines.yaml, else the package's pipelines/pipelines.yaml.",
     )
 
     # The tool contract.

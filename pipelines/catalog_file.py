@@ -21,16 +21,21 @@ RESEARCH_PIPELINE = "research"
 BUDGET_KEY = "question_budget_s"
 
 
+# The catalog the package carries: `pipelines/pipelines.yaml`, package data, so an installed wheel has it too. The
+# repository's `pipelines.yaml` is a link to it (one file), which keeps ./pipelines.yaml working in a checkout.
+PACKAGED_PIPELINES_FILE = Path(pipelines.__file__).resolve().parent / "pipelines.yaml"
+
+
 def default_pipelines_file(settings: Settings | None = None) -> Path:
     """`PIPELINES_FILE` (of `settings`, None: the process's) when set, else ./pipelines.yaml when present, else the
-    one next to the package."""
+    catalog the package carries (`PACKAGED_PIPELINES_FILE`)."""
     configured = (settings or get_settings()).pipelines_file
     if configured is not None:
         return Path(configured).expanduser()
     local = Path.cwd() / "pipelines.yaml"
     if local.is_file():
         return local
-    return Path(pipelines.__file__).resolve().parent.parent / "pipelines.yaml"
+    return PACKAGED_PIPELINES_FILE
 
 
 def research_question_budget_s(path: str | Path | None = None) -> float:

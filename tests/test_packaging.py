@@ -1,6 +1,7 @@
-"""What a wheel of the product carries: every data file the code reads beside its modules."""
+"""What a wheel of the product carries: every data file the code reads beside its modules, the catalog included."""
 
 import fnmatch
+import os
 import tomllib
 from pathlib import Path
 
@@ -42,3 +43,15 @@ def test_every_data_file_beside_the_modules_is_package_data():
     package_data = _package_data()
     missing = [str(p.relative_to(ROOT)) for p in _data_files() if not _shipped(p, package_data)]
     assert not missing, f"not in any wheel: {missing}"
+
+
+def test_the_catalog_ships_in_the_package_and_the_repositorys_pipelines_yaml_is_that_file():
+    """One catalog file: `pipelines/pipelines.yaml` (package data, so a wheel carries it); the `pipelines.yaml` at
+    the repository's root, which users edit and a checkout's ./pipelines.yaml lookup finds, links to it."""
+    packaged = ROOT / "pipelines" / "pipelines.yaml"
+    root = ROOT / "pipelines.yaml"
+    assert packaged.is_file() and not packaged.is_symlink()
+    assert _shipped(packaged, _package_data())
+    assert root.is_symlink(), "pipelines.yaml at the root must link to pipelines/pipelines.yaml, not be a copy"
+    assert not os.path.isabs(os.readlink(root)), "an absolute link breaks in any other checkout"
+    assert root.resolve() == packaged.resolve()

@@ -3,6 +3,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import pytest
 import yaml
@@ -137,6 +138,18 @@ class TestPipelineCatalog:
             monkeypatch.delenv("PIPELINES_FILE")
             reload_settings()
         assert default_pipelines_file().name == "pipelines.yaml"
+
+    def test_default_file_outside_a_checkout_is_the_one_the_package_carries(self, work_dir, monkeypatch):
+        """No setting and no ./pipelines.yaml (an installed package run elsewhere): the catalog inside the package
+        folder, which the wheel ships as package data, not a file beside site-packages."""
+        import pipelines
+        from components.settings import get_settings
+
+        monkeypatch.chdir(work_dir)
+        found = default_pipelines_file(get_settings().model_copy(update={"pipelines_file": None}))
+        assert found.parent == Path(pipelines.__file__).resolve().parent
+        assert found.is_file()
+        assert "research" in PipelineCatalog(found).names()
 
     def test_run_sync_and_async_give_the_same_outputs(self):
         catalog = PipelineCatalog.loads(yaml.safe_dump(answer_catalog()))
