@@ -211,8 +211,6 @@ class _Selection:
     spec: PipelineSpec
     pipeline: Pipeline
     statuses: dict[str, tuple[tuple[str, str], ...]]
-    # The components of `pipeline`: a collector's sender among them ran, and its status is among the run's outputs.
-    ran: frozenset[str] = frozenset()
 
 
 def allow_our_modules() -> None:
@@ -668,10 +666,7 @@ class PipelineCatalog:
         pruned = without_branches(spec.inputs, spec.pipeline, removed)
         if pruned is None:
             return None
-        kept = pruned.pipeline["components"]
-        # A status collector run after the selection's run (`pruned.collected`) names its output in the whole spec only.
-        outputs = {name: source for name, source in spec.outputs.items() if source.split(".")[0] in kept}
-        selected = PipelineSpec(spec.name, spec.description, pruned.inputs, outputs, pruned.pipeline)
+        selected = PipelineSpec(spec.name, spec.description, pruned.inputs, spec.outputs, pruned.pipeline)
         pipeline = build_pipeline(selected, self.agent_timeout_s(), self.settings)
         whole = self.get(name)
         for component_name, component in pipeline.walk():
@@ -685,33 +680,21 @@ class PipelineCatalog:
         # Not frozen: what a selection loads beyond the whole pipeline's (frozen) models is a few components, which
         # the collector may walk; a full collection per build, and thawing the whole heap per dropped selection,
         # held up every question on the loop for about a second each time selections churned.
-        return _Selection(selected, pipeline, pruned.statuses, frozenset(kept))
+        return _Selection(selected, pipeline, pruned.statuses)
 
     def _with_skipped(
         self, spec: PipelineSpec, whole: Pipeline, selection: _Selection, raw: dict[str, Any], inputs: dict[str, Any]
     ) -> dict[str, Any]:
         """`raw` with the removed branches' statuses back in their collectors' lists, as the whole pipeline gives
-        them: each branch's own `run` (the whole pipeline's component) answers "skipped" at once. A collector the
-        selection's run left out (`without_branches`' `collected`) collects them here with the statuses of the
-        stages that ran, which the run returned as outputs nothing read (a stage that sent none, none)."""
+        them: each branch's own `run` (the whole pipeline's component) answers "skipped" at once."""
         if not selection.statuses:
             return raw
         data = self._pipeline_inputs(spec, inputs)
         raw = dict(raw)
         for collector, senders in selection.statuses.items():
-            statuses = []
-            for sender, socket in senders:
-                if sender in selection.ran:
-                    status = (raw.get(sender) or {}).get(socket)
-                    if status is not None:
-                        statuses.append(status)
-                else:
-                    statuses.append(whole.get_component(sender).run(**data.get(sender, {}))[socket])
-            if collector in selection.ran:
-                collected = (raw.get(collector) or {}).get("statuses") or []
-                merged = selection.pipeline.get_component(collector).run(statuses=[*statuses, *collected])
-            else:
-                merged = whole.get_component(collector).run(statuses=statuses)
+            skipped = [whole.get_component(branch).run(**data.get(branch, {}))[socket] for branch, socket in senders]
+            collected = (raw.get(collector) or {}).get("statuses") or []
+            merged = selection.pipeline.get_component(collector).run(statuses=[*skipped, *collected])
             raw[collector] = {**(raw.get(collector) or {}), **merged}
         return raw
 

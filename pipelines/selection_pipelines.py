@@ -12,8 +12,7 @@ The answer stays the whole pipeline's, value for value:
 - the joiner (`LoopDocumentJoiner`) counts the removed branches as the empty lists they would have sent
   (`absent_lists`), since reciprocal rank fusion weighs each list by one over the number of lists;
 - the status collector's statuses get the removed branches' own "skipped" statuses (each branch's `run`, which answers
-  at once without asking its source), sorted the same way; a collector that sorts runs after the selection's run,
-  on those and on the statuses of the stages that ran (`_collected_after`), instead of as a stage of it;
+  at once without asking its source), sorted the same way;
 - every other receiver must treat a branch that sent nothing like one that found nothing (the ranker drops empty
   branches).
 A pipeline where that cannot be kept (a joiner of another kind or with its own weights, a status collector whose list
@@ -166,15 +165,11 @@ def _ends(connection: dict[str, Any]) -> tuple[str, str, str, str]:
 @dataclass(frozen=True)
 class PrunedPipeline:
     """A pipeline's definition without some branches: its named `inputs`, its `pipeline` dict (Haystack's shape),
-    and `statuses`: per status collector, the removed (component, output socket)s it collected (every one it
-    collected, for a collector in `collected`)."""
+    and `statuses`: per status collector, the removed (component, output socket)s it collected."""
 
     inputs: dict[str, list[str]]
     pipeline: dict[str, Any]
     statuses: dict[str, tuple[tuple[str, str], ...]] = field(default_factory=dict)
-    # The status collectors left out of `pipeline` (`_collected_after`): their `statuses` entry names every sender, the
-    # removed branches and the stages that stay (whose statuses the run returns as outputs nothing read).
-    collected: frozenset[str] = frozenset()
 
 
 def without_branches(
@@ -201,14 +196,8 @@ def without_branches(
     statuses: dict[str, list[tuple[str, str]]] = {}
     kept: list[dict[str, Any]] = []
     read = {_ends(connection)[0] for connection in connections}
-    collected = _collected_after(components, connections, removed, read)
     for connection in connections:
         sender, sender_socket, receiver, _ = _ends(connection)
-        if receiver in collected:
-            if sender in removed and sender not in branches:
-                return None  # the status of a component removed because only removed branches feed it
-            statuses.setdefault(receiver, []).append((sender, sender_socket))
-            continue
         if sender not in removed and receiver not in removed:
             kept.append(connection)
             continue
@@ -230,7 +219,7 @@ def without_branches(
             return None  # another joiner's fusion may count the lists it receives
     new_components = {}
     for name, entry in components.items():
-        if name in removed or name in collected:
+        if name in removed:
             continue
         if name in absent:
             params = dict(entry.get("init_parameters") or {})
@@ -245,31 +234,7 @@ def without_branches(
         new_inputs,
         {**pipeline, "components": new_components, "connections": kept},
         {name: tuple(found) for name, found in statuses.items()},
-        frozenset(collected),
     )
-
-
-def _collected_after(
-    components: dict[str, Any], connections: list[dict[str, Any]], removed: set[str], read: set[str]
-) -> frozenset[str]:
-    """The status collectors a selection's run leaves out, to be run after it on every status (`collected`): those that
-    sort what they collect (so the order the statuses arrive in does not matter), whose list no component reads, and
-    each of whose senders that stays sends its status nowhere else (so the run hands it back as an output nothing
-    read). One stage fewer on the question's path: its span, its input copies and a scheduling pass over every
-    component."""
-    receivers: dict[tuple[str, str], set[str]] = {}
-    for connection in connections:
-        sender, sender_socket, receiver, _ = _ends(connection)
-        receivers.setdefault((sender, sender_socket), set()).add(receiver)
-    found = set()
-    for name, entry in components.items():
-        params = entry.get("init_parameters") or {}
-        if entry.get("type") != COLLECTOR_TYPE or name in removed or name in read or params.get("sort") is False:
-            continue
-        senders = [key for key, to in receivers.items() if name in to]
-        if all(key[0] in removed or receivers[key] == {name} for key in senders):
-            found.add(name)
-    return frozenset(found)
 
 
 @dataclass

@@ -46,14 +46,12 @@ class TestWithoutBranches:
         inputs, pipeline = _definition()
         pruned = without_branches(inputs, pipeline, frozenset({"south"}))
         assert pruned is not None
-        assert set(pruned.pipeline["components"]) == {"north", "joiner", "ranker"}
+        assert set(pruned.pipeline["components"]) == {"north", "joiner", "statuses", "ranker"}
         assert all("south" not in c["sender"] and "south" not in c["receiver"] for c in pruned.pipeline["connections"])
-        assert len(pruned.pipeline["connections"]) == 2
+        assert len(pruned.pipeline["connections"]) == 3
         assert pruned.inputs == {"question": ["north.query", "ranker.query"], "sources": ["north.sources"]}
         assert pruned.pipeline["components"]["joiner"]["init_parameters"]["absent_lists"] == 1
-        # The sorting collector runs after the run, on every status: the removed branch's and the one that ran.
-        assert pruned.collected == frozenset({"statuses"})
-        assert pruned.statuses == {"statuses": (("north", "status"), ("south", "status"))}
+        assert pruned.statuses == {"statuses": (("south", "status"),)}
         # The definition it was made from is unchanged.
         assert (
             "south" in pipeline["components"]
@@ -70,24 +68,6 @@ class TestWithoutBranches:
     def test_a_joiner_that_cannot_count_the_missing_list_keeps_the_whole_pipeline(self, joiner):
         inputs, pipeline = _definition(joiner)
         assert without_branches(inputs, pipeline, frozenset({"south"})) is None
-
-    def test_a_collector_that_keeps_the_arrival_order_stays_a_stage_of_the_run(self):
-        inputs, pipeline = _definition()
-        pipeline["components"]["statuses"]["init_parameters"]["sort"] = False
-        pruned = without_branches(inputs, pipeline, frozenset({"south"}))
-        assert pruned is not None and pruned.collected == frozenset()
-        assert set(pruned.pipeline["components"]) == {"north", "joiner", "statuses", "ranker"}
-        assert {"sender": "north.status", "receiver": "statuses.statuses"} in pruned.pipeline["connections"]
-        assert pruned.statuses == {"statuses": (("south", "status"),)}
-
-    def test_a_collector_whose_sender_sends_its_status_elsewhere_too_stays_a_stage_of_the_run(self):
-        # After the run the status would not be among its outputs: another component read it.
-        inputs, pipeline = _definition()
-        pipeline["connections"].append({"sender": "north.status", "receiver": "ranker.status"})
-        pruned = without_branches(inputs, pipeline, frozenset({"south"}))
-        assert pruned is not None and pruned.collected == frozenset()
-        assert "statuses" in pruned.pipeline["components"]
-        assert pruned.statuses == {"statuses": (("south", "status"),)}
 
     def test_statuses_another_component_reads_keep_the_whole_pipeline(self):
         inputs, pipeline = _definition()
@@ -332,14 +312,13 @@ class TestResearchForASelection:
         for result in pruned:
             assert {"kb_dense", "kb_keyword", "joiner", "ranker", "generator"} <= set(result.timings)
             assert not {"graph", "web", "arxiv", "memory"} & set(result.timings)
-            assert "statuses" not in result.timings  # collected after the run, from the stages' own statuses
         skipped = {s.source: s.message for s in pruned[0].statuses if s.status is StatusKind.SKIPPED}
         assert set(skipped) == {"graph", "web", "arxiv", "memory"}
         assert all(s.execution_time_ms == 0.0 for s in pruned[0].statuses if s.source in skipped)
         assert all(chunk.metadata["fusion_score"] > 0 for chunk in pruned[0].chunks)
         monkeypatch.setattr(catalog, "_selection_key", lambda name, inputs: None)  # the whole pipeline, as before
         whole = [catalog.research(question, sources=KB) for question in QUESTIONS]
-        assert {"graph", "web", "arxiv", "memory", "statuses"} <= set(whole[0].timings)
+        assert {"graph", "web", "arxiv", "memory"} <= set(whole[0].timings)
         assert [_answer(result) for result in pruned] == [_answer(result) for result in whole]
 
     def test_the_async_run_and_another_selection_answer_as_the_whole_pipeline(self, catalog, monkeypatch):
