@@ -58,7 +58,7 @@ def _number(value: object) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("sets", nargs="?", help="comma-separated of " + ",".join(SETS))
     parser.add_argument("--captures", type=Path, required=True, help="the folder holding the capture files")
     parser.add_argument("-v", "--verbose", action="store_true", help="list every part's short answer")
