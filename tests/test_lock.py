@@ -3,7 +3,6 @@ the environment the tests run in holds exactly the locked versions (`make instal
 
 from __future__ import annotations
 
-import importlib.util
 import tomllib
 from importlib import metadata
 from pathlib import Path
@@ -13,15 +12,14 @@ from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
+from tests.script_modules import load_script
+
 ROOT = Path(__file__).resolve().parent.parent
 LOCK = ROOT / "constraints.txt"
 
 
 def _write_lock_module():
-    spec = importlib.util.spec_from_file_location("write_lock", ROOT / "scripts" / "write_lock.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("write_lock")
 
 
 def locked() -> dict[str, str]:

@@ -46,14 +46,9 @@ def test_the_catalog_the_bench_measures_names_its_collection_without_touching_th
 
 
 def _replay_script():
-    import importlib.util
-    from pathlib import Path
+    from tests.script_modules import load_script
 
-    path = Path(__file__).resolve().parents[2] / "scripts" / "replay_bench_questions.py"
-    spec = importlib.util.spec_from_file_location("replay_bench_questions", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("replay_bench_questions")
 
 
 def test_the_answer_replay_reads_the_base_the_bench_builds_and_refuses_one_without_its_chunks(

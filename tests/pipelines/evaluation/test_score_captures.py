@@ -2,20 +2,16 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 
 from pipelines.evaluation.capture import write_capture
 from tests.pipelines.cli.test_fit import capture_records
+from tests.script_modules import load_script
 
 
 def _script():
-    path = Path(__file__).resolve().parents[3] / "scripts" / "score_captures.py"
-    spec = importlib.util.spec_from_file_location("score_captures", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("score_captures")
 
 
 def test_scores_a_capture_per_half_and_writes_each_questions_parts(tmp_path: Path, capsys) -> None:
