@@ -14,6 +14,7 @@ import httpx
 import pytest
 
 from components.resilience.transport import BodyTooLarge, CappedTransport
+from tests.components.resilience.proxy_environment import PROXY_VARIABLES
 from tests.contract_servers import free_port
 from tests.contract_servers.pages import PageServer, html_page
 
@@ -60,16 +61,7 @@ def proxy() -> Iterator[TinyProxy]:
 
 @pytest.fixture(autouse=True)
 def no_proxy_settings(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in (
-        "HTTP_PROXY",
-        "HTTPS_PROXY",
-        "ALL_PROXY",
-        "NO_PROXY",
-        "http_proxy",
-        "https_proxy",
-        "all_proxy",
-        "no_proxy",
-    ):
+    for name in PROXY_VARIABLES:
         monkeypatch.delenv(name, raising=False)
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from components.resilience.proxies import EnvironmentProxies, NoProxyEntry
+from tests.components.resilience.proxy_environment import PROXY_VARIABLES
 
 PROXY = "http://127.0.0.1:3128"
 
@@ -92,17 +93,7 @@ def test_no_proxy_star_leaves_no_proxy_to_mount() -> None:
 
 
 def test_read_from_the_environment_lower_case_first(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in (
-        "HTTP_PROXY",
-        "HTTPS_PROXY",
-        "ALL_PROXY",
-        "NO_PROXY",
-        "http_proxy",
-        "https_proxy",
-        "all_proxy",
-        "no_proxy",
-        "REQUEST_METHOD",
-    ):
+    for name in (*PROXY_VARIABLES, "REQUEST_METHOD"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("HTTP_PROXY", "http://127.0.0.1:3001")
     monkeypatch.setenv("http_proxy", "http://127.0.0.1:3002")
