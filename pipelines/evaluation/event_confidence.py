@@ -49,6 +49,7 @@ import random
 import sys
 from collections import Counter
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -193,9 +194,11 @@ class CorpusTimelines:
         return 1.0 - self.met_share(threshold, min_precision, min_recall, resamples, seed)
 
 
+@lru_cache(maxsize=8)
 def _draw_counts(documents: int, resamples: int, seed: int) -> Any:
     """How often each of `documents` documents is drawn in each of `resamples` resamplings with replacement (a
-    resamples x documents matrix), drawn with `random.Random(seed)`."""
+    resamples x documents matrix, read-only), drawn with `random.Random(seed)`. The same draws serve every threshold
+    of a choice, so they are made once per corpus size, count and seed, not once per threshold."""
     import numpy as np
 
     draw = random.Random(seed)
@@ -203,6 +206,7 @@ def _draw_counts(documents: int, resamples: int, seed: int) -> Any:
     for row in range(resamples):
         for index in draw.choices(range(documents), k=documents):
             counts[row, index] += 1
+    counts.setflags(write=False)
     return counts
 
 

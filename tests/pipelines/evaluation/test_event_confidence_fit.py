@@ -463,3 +463,16 @@ def test_a_threshold_whose_precision_sits_on_the_target_is_not_chosen():
     assert chosen == pytest.approx(0.90)
     assert (corpus.score(chosen).recall, corpus.score(chosen).precision) == (60 / 70, 1.0)
     assert corpus.met_share(chosen, 0.70, 0.55) == 1.0
+
+
+def test_one_set_of_document_draws_serves_every_threshold_of_a_choice():
+    from pipelines.evaluation.event_confidence import _draw_counts
+
+    right = [(0.9, True)] * 3 + [(0.2, False)]
+    corpus = _documents_corpus([right] * 6)
+    _draw_counts.cache_clear()
+    choose_threshold(corpus, 0.70, 0.55)
+    assert _draw_counts.cache_info().misses == 1  # 96 thresholds, the same draws
+    counts = _draw_counts(6, 2000, 0)
+    assert counts.shape == (2000, 6) and (counts.sum(axis=1) == 6).all()
+    assert not counts.flags.writeable
