@@ -74,10 +74,15 @@ def main(argv: list[str] | None = None) -> int:
     from components.generation.extractive_answer_generator import ExtractiveAnswerGenerator
     from pipelines.evaluation import metrics
     from pipelines.evaluation.answer_replay import replay_sets
+    from pipelines.evaluation.jsonl import EvaluationInputError
     from pipelines.evaluation.selective import part_rows, selective_scores
 
     sets = {SETS[name][0]: args.captures / SETS[name][1] for name in chosen}
-    records = replay_sets(sets, {"x": ExtractiveAnswerGenerator()})["x"]
+    try:
+        records = replay_sets(sets, {"x": ExtractiveAnswerGenerator()})["x"]
+    except EvaluationInputError as error:  # a line that is not JSON, or a record without its query or chunks
+        print(f"cannot score the captures: {error}", file=sys.stderr)
+        return 2
     print("set half q parts shown/right cov prec p@0.50 cov@0.90 ECE AURC EM F1")
     for name in sets:
         for half in ("tune", "check"):

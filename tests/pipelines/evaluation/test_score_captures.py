@@ -33,3 +33,9 @@ def test_a_missing_capture_or_an_unknown_set_is_refused_with_a_message(tmp_path:
     assert "missing captures ['squad.jsonl']" in capsys.readouterr().err
     assert _script().main(["trivia", "--captures", str(tmp_path)]) == 2
     assert "unknown sets ['trivia']" in capsys.readouterr().err
+
+
+def test_a_broken_capture_is_named_with_its_line_not_a_traceback(tmp_path: Path, capsys) -> None:
+    (tmp_path / "squad.jsonl").write_text('{"query": "Who built the Orlan mill?"\n', encoding="utf-8")
+    assert _script().main(["squad", "--captures", str(tmp_path)]) == 2
+    assert "cannot score the captures: squad.jsonl line 1 is not JSON" in capsys.readouterr().err
