@@ -169,6 +169,7 @@ def fit_answer(args: argparse.Namespace) -> int:
         f"Fitted on {model['tune_parts']} tune-half short answers ({model['tune_right']} right); threshold "
         f"{model['threshold']:.3f}; written to {out}"
     )
+    print(_check_headlines(model["check_headlines"]))
     measures = ("coverage", "precision", "aurc", "ece", "exact_match", "token_f1")
     rows = []
     for name, halves in report["sets"].items():
@@ -195,6 +196,17 @@ def fit_answer(args: argparse.Namespace) -> int:
         except OSError as exc:
             raise _file_error(exc) from exc
     return 0
+
+
+def _check_headlines(headlines: dict[str, Any]) -> str:
+    """The pooled check halves' headlines at the threshold, with the interval of their precision."""
+    if not headlines["shown"]:
+        return "At this threshold the check halves show no headline: their precision cannot be told."
+    low, high = headlines["interval"]
+    return (
+        f"At this threshold the check halves show {headlines['shown']} headlines, {headlines['right']} right "
+        f"({headlines['precision']:.3f}; {headlines['level']:.0%} interval {low:.3f}-{high:.3f})."
+    )
 
 
 @contextmanager

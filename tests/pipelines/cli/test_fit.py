@@ -13,6 +13,7 @@ from components.generation.answer_confidence import AnswerConfidence
 from components.generation.extractive_answer_generator import ExtractiveAnswerGenerator
 from pipelines.cli import main
 from pipelines.evaluation.capture import write_capture
+from pipelines.evaluation.confidence_fit import shown_precision
 
 FACTS = [
     (
@@ -75,6 +76,9 @@ def test_fits_on_the_tune_half_and_writes_a_file_the_generator_reads(capture: Pa
     ]
     assert data["tune_parts"] == 4 and data["tune_right"] == 2  # fitted on the tune half only
     assert set(data["scores"]["squad_mini"]) == {"tune", "check"}
+    headlines = data["check_headlines"]  # the check half's headlines at the threshold, with their interval
+    assert set(headlines) == {"shown", "right", "precision", "interval", "level"} and headlines["level"] == 0.95
+    assert "At this threshold the check halves show" in printed
     model = AnswerConfidence.load(out)
     generator = ExtractiveAnswerGenerator(embedding_model="", confidence_model=str(out))
     answer = generator.run(
@@ -311,3 +315,20 @@ def test_the_chart_is_written_where_it_is_said_to_be_and_an_unwritable_one_is_on
     assert main(["fit", "answer", f"squad={capture}", "--out", str(tmp_path / "m.json"), "--chart", str(taken)]) != 0
     error = capsys.readouterr().err
     assert f"cannot read or write {taken}" in error and "Traceback" not in error
+
+
+def test_the_check_headlines_precision_comes_with_its_wilson_interval() -> None:
+    scored = [(0.9, True)] * 9 + [(0.8, False), (0.3, False), (0.2, True)]
+    nine_of_ten = shown_precision(scored, threshold=0.5)
+    assert (nine_of_ten["shown"], nine_of_ten["right"], nine_of_ten["precision"]) == (10, 9, 0.9)
+    assert nine_of_ten["interval"] == pytest.approx([0.5958, 0.9821], abs=1e-4)  # wide: ten headlines say little
+    many = shown_precision([(0.9, True)] * 328 + [(0.9, False)] * 36, threshold=0.5)
+    assert many["precision"] == pytest.approx(0.901, abs=1e-3)
+    assert many["interval"] == pytest.approx([0.8661, 0.9277], abs=1e-4)
+    assert shown_precision(scored, threshold=0.95) == {
+        "shown": 0,
+        "right": 0,
+        "precision": None,
+        "interval": None,
+        "level": 0.95,
+    }
