@@ -78,7 +78,14 @@ def test_fits_on_the_tune_half_and_writes_a_file_the_generator_reads(capture: Pa
     assert set(data["scores"]["squad_mini"]) == {"tune", "check"}
     headlines = data["check_headlines"]  # the check half's headlines at the threshold, with their interval
     assert set(headlines) == {"shown", "right", "precision", "interval", "level"} and headlines["level"] == 0.95
-    assert "At this threshold the check halves show" in printed
+    check = data["scores"]["squad_mini"]["check"]
+    assert headlines["shown"] == round(check["coverage"] * check["parts"])  # the check parts the threshold shows
+    if headlines["shown"]:
+        low, high = headlines["interval"]
+        assert low <= headlines["precision"] == headlines["right"] / headlines["shown"] <= high
+        assert f"show {headlines['shown']} headlines, {headlines['right']} right" in printed
+    else:
+        assert "show no headline" in printed
     model = AnswerConfidence.load(out)
     generator = ExtractiveAnswerGenerator(embedding_model="", confidence_model=str(out))
     answer = generator.run(
