@@ -228,7 +228,7 @@ def _file_error(exc: OSError) -> UserError:
 
 
 def _number(value: float | None) -> str:
-    return "–" if value is None else f"{value:.3f}"
+    return "–" if value is None else str(value) if isinstance(value, int) else f"{value:.3f}"
 
 
 def _cells(row: dict[str, Any], keys: Sequence[str] = ()) -> str:
@@ -253,7 +253,7 @@ def fit_scoring(args: argparse.Namespace) -> int:
     from components.generation.answer_scoring import DEFAULT_SCORING_PATH, RULE_FAMILIES, ScoringModelError
     from pipelines.evaluation.halves import HALVES
     from pipelines.evaluation.questions import EvaluationInputError
-    from pipelines.evaluation.scoring_fit import ablate, fit_scoring
+    from pipelines.evaluation.scoring_fit import HEADLINES, MEASURES, ablate, fit_scoring
 
     sets = _fit_inputs(args)
     if args.start and not Path(args.start).is_file():
@@ -270,14 +270,15 @@ def fit_scoring(args: argparse.Namespace) -> int:
                 raise UserError(f"unknown rule families: {', '.join(unknown)} (known: {', '.join(RULE_FAMILIES)})")
             halves = HALVES if args.halves == "both" else (args.halves,)
             table = ablate(sets, families, scoring_model=args.start, progress=progress, halves=halves)
+            measures = (*MEASURES, *HEADLINES)
             _print_table(
-                ["rules", "set", "tune EM / F1 / contains", "check EM / F1 / contains"],
+                ["rules", "set", "tune EM / F1 / contains / headlines / right", "check (the same)"],
                 (
                     [
                         name if name == "all rules" else f"without {name}",
                         set_name,
-                        _cells(s["tune"]),
-                        _cells(s["check"]),
+                        _cells(s["tune"], measures),
+                        _cells(s["check"], measures),
                     ]
                     for name, scores in table.items()
                     for set_name, s in scores.items()

@@ -27,25 +27,44 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from components.generation.answer_confidence import AnswerConfidence
 from components.generation.answer_scoring import GROUPS, AnswerScoring
 from components.generation.extractive_answer_generator import ExtractiveAnswerGenerator
-from pipelines.evaluation import metrics
+from pipelines.evaluation import metrics, selective
 from pipelines.evaluation.answer_replay import replay_sets, scores_by_half, short_answer_scores
 from pipelines.evaluation.halves import HALVES, half_of
 
 MEASURES = ("exact_match", "token_f1", "contains")
+# What the analyst sees first, counted beside them: the headlines the packaged confidence would show, and those right.
+HEADLINES = ("headlines", "right_headlines")
 RIGHT_SPAN = 0.5  # a span is right when its token F1 with a gold answer reaches this
 # The feature whose weight a fitted group keeps (the others are scaled to it): the ranking fixes only ratios.
 PINNED = {"sentence": "share", "entity_span": "distance", "phrase_span": "distance"}
 
 
-def _answer_scores(records: list[dict[str, Any]]) -> dict[str, float | None]:
+def _answer_scores(records: list[dict[str, Any]], threshold: float | None = None) -> dict[str, float | None]:
     """EM and F1 of every part's short answer (shown or not), and the share of whole answers that contain a gold
-    answer."""
-    return {
+    answer; with `threshold`, also the headlines shown at it (parts the answer step would show, at that confidence
+    or above) and how many of them are right. The replays run at threshold 0, so every measure above reads every
+    part's short answer; the headlines are counted afterwards."""
+    scores: dict[str, float | None] = {
         **short_answer_scores(records),
         "contains": metrics.mean(metrics.answer_contains_gold(r["answer"], r["answers"]) for r in records),
     }
+    if threshold is not None:
+        rows = [
+            (confidence, correct)
+            for r in records
+            for confidence, correct, shown in selective.part_rows(r)
+            if shown and confidence >= threshold
+        ]
+        # A half left out of the replay has no headlines to count, as it has no EM.
+        counted = bool(records)
+        scores.update(
+            headlines=len(rows) if counted else None,
+            right_headlines=sum(correct for _, correct in rows) if counted else None,
+        )
+    return scores
 
 
 def does_not_lose(before: Mapping[str, Any], after: Mapping[str, Any], half: str = "check") -> bool:
@@ -192,7 +211,8 @@ def ablate(
     halves: Sequence[str] = HALVES,
 ) -> dict[str, dict[str, Any]]:
     """Per rule family (and `all rules` first): the scores with every rule, and with that family switched off, on the
-    questions of `halves` (a half left out scores None)."""
+    questions of `halves` (a half left out scores None), with the headlines the packaged confidence would show (a
+    family may change which short answers are sure rather than which are right)."""
     generators = {
         "all rules": ExtractiveAnswerGenerator(scoring_model=scoring_model, confidence_threshold=0.0),
         **{
@@ -200,6 +220,10 @@ def ablate(
             for family in families
         },
     }
+    threshold = AnswerConfidence.load(None).threshold
     progress(f"replaying with {len(generators)} variants")
     variants = replay_sets(sets, generators, halves=halves)
-    return {name: scores_by_half(records, _answer_scores, pooled=True) for name, records in variants.items()}
+    return {
+        name: scores_by_half(records, lambda chosen: _answer_scores(chosen, threshold), pooled=True)
+        for name, records in variants.items()
+    }

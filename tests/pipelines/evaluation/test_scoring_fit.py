@@ -11,7 +11,7 @@ from components.generation.answer_scoring import GROUPS
 from components.generation.extractive_answer_generator import ExtractiveAnswerGenerator
 from pipelines.cli import main
 from pipelines.evaluation.capture import write_capture
-from pipelines.evaluation.scoring_fit import does_not_lose, fit_ranking, labelled_groups
+from pipelines.evaluation.scoring_fit import _answer_scores, does_not_lose, fit_ranking, labelled_groups
 from tests.pipelines.cli.test_fit import capture_records
 
 
@@ -94,4 +94,26 @@ def test_the_ablation_prints_each_family_beside_all_rules(capture: Path, capsys)
     assert "| without chain | squad_mini |" in printed and "| without statement | squad_mini |" in printed
     # Only the check half replayed: the tune half has no numbers.
     assert main(["fit", "scoring", f"squad_mini={capture}", "--ablate", "chain", "--halves", "check"]) == 0
-    assert "| without chain | squad_mini | – / – / – | " in capsys.readouterr().out
+    assert "| without chain | squad_mini | – / – / – / – / – | " in capsys.readouterr().out
+
+
+def test_the_headlines_are_the_sure_parts_at_the_threshold_and_the_right_ones_among_them() -> None:
+    def record(*parts: tuple[str, float, bool]) -> dict:
+        return {
+            "answers": ["Lake Orvin"],
+            "candidates": "; ".join(text for text, _, _ in parts),
+            "answer": " ".join(text for text, _, _ in parts),
+            "parts": [{"short_answer": text, "short_answer_confidence": c, "sure": sure} for text, c, sure in parts],
+        }
+
+    records = [
+        record(("Lake Orvin", 0.95, True)),  # shown and right
+        record(("Port Adel", 0.91, True)),  # shown and wrong
+        record(("Lake Orvin", 0.60, True)),  # right, below the threshold
+        record(("Lake Orvin", 0.97, False)),  # held back by a rule whatever its confidence
+        record(("Lake Orvin", 0.93, True), ("Port Adel", 0.20, True)),  # one part shown of two
+    ]
+    scores = _answer_scores(records, threshold=0.9)
+    assert (scores["headlines"], scores["right_headlines"]) == (3, 2)
+    assert "headlines" not in _answer_scores(records)  # the fit's own measures leave them out
+    assert _answer_scores([], threshold=0.9)["headlines"] is None
