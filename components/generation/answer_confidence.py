@@ -36,7 +36,7 @@ MODEL_VERSION = 1
 DEFAULT_MODEL_PATH = Path(__file__).with_name("answer_confidence.json")
 
 # How a part's short answer was found.
-FOUND_BY = ("entity", "role", "phrase", "chain", "verdict", "stretch", "subject")
+FOUND_BY = ("entity", "role", "phrase", "chain", "verdict", "subject")
 
 # What `part_features` reads of how the answer was found.
 FOUND_FEATURES = (
@@ -59,7 +59,7 @@ FOUND_FEATURES = (
     "span_asked",  # share of the span's terms the question already holds
 )
 # What the fitted span chooser (`span_choice`) says of the span it chose: its probability of being right and its lead
-# over the best other candidate (absent for a span it does not read: a chain, a verdict, a stretch, a chunk's
+# over the best other candidate (absent for a span it does not read: a chain, a verdict, a chunk's
 # subject; an absent feature reads as its mean).
 SPAN_FEATURES = ("span_probability", "span_margin")
 # Every feature a model may read: those, and whether the sentence answers and the span is its answer

@@ -57,7 +57,6 @@ PHRASE_FEATURES = (
     "words",  # its length in words
     "argument",  # 1 when it is an argument of a word the question holds
     "equated",  # 1 when it is headed by the noun asked about, or the sentence equates that noun with it
-    "partner",  # 1 when it is coordinated with what the question sets aside ("besides X")
     "proper_name",  # 1 when it holds a proper noun
     "value",  # 1 when it is a date or number
     "doer",  # "who": 1 when it does what the question's verb does
@@ -74,13 +73,11 @@ RULE_FAMILIES = {
     "gap": "the wh-word's role in the parse: the phrase that fills it (`gap_found`, entity `role`, the phrase itself)",
     "doer": "'who' asks for the doer of the question's verb (entity `role`, phrase `doer`/`subject`)",
     "equated": "the phrase headed by the asked noun, or that the sentence equates it with (`equated`)",
-    "set_aside": "'besides X, what ...': the phrase coordinated with X (`partner`)",
     "statement": "the few best phrases read back into the question, compared with the sentence (`statement`)",
     "chain": "multi-hop: follow the chosen sentence through the names it brings in to a sentence about them",
     "decompose": "a question naming what it asks about through a description is answered hop by hop, as a chain",
     "relation": "a sentence adding the relation the question asks of a second subject joins the answer",
     "verdict": "comparisons and yes/no questions answered from each subject's sentences",
-    "stretch": "'why'/'how': the stretch of the sentence the question does not hold",
     "subject": "a cited sentence about its chunk's subject answers with the full name the chunk opens with",
     "further_kind": "a further sentence holding another span of the asked kind gains",
     "graph_kind": "a name the graph knows as a product, a work or an event answers no 'who' (no headline)",
@@ -91,7 +88,6 @@ FAMILY_FEATURES = {
     "off_subject": {"sentence": ("off_subject",)},
     "gap": {"sentence": ("gap_found",)},
     "equated": {"phrase_span": ("equated",)},
-    "set_aside": {"phrase_span": ("partner",)},
     "doer": {"phrase_span": ("doer", "subject")},
     "statement": {"phrase_span": ("statement",)},
 }

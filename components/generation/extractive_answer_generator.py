@@ -47,7 +47,7 @@ from components.generation.question_analysis import (
     existential_part,
     question_form,
 )
-from components.generation.question_gap import fill_gap, question_gap, unasked_stretch
+from components.generation.question_gap import fill_gap, question_gap
 from components.generation.span_choice import (
     RULE_WAYS,
     SPAN_CHOICES,
@@ -70,7 +70,7 @@ from components.generation.span_rules import (
 from components.serialization import InitParameterSerialization
 from components.settings import DEFAULT_EMBEDDING_MODEL
 from components.text.analyzer import terms
-from components.text.language import parse, parse_question, sentence_spans
+from components.text.language import parse, sentence_spans
 from components.validation import within
 
 logger = logging.getLogger(__name__)
@@ -108,7 +108,7 @@ class ExtractiveAnswerGenerator(InitParameterSerialization, ChainReading):
     the wh-word's role, else the noun phrase it stands for (`phrase_span`: the few best by position and form are put in
     the wh-word's place in the question, and the statement the embedding model finds closest to the sentence wins; the
     model is loaded in `warm_up`, shared with the query embedder); a question whose wh-word aligns with no phrase
-    ("why", "how") leads with the stretch of its sentence the question does not hold (`unasked_stretch`). Comparisons
+    ("why", "how") is answered by its cited sentences, without a short answer. Comparisons
     ("which is older, A or B?") and yes/no questions about named subjects are answered from each subject's sentences
     (`comparison`). A multi-hop question is followed through up to three sentences, each of another chunk about a name
     the previous one brought in (`further_hops`; from the chunk about the question's subject when the best sentence is
@@ -508,15 +508,6 @@ class ExtractiveAnswerGenerator(InitParameterSerialization, ChainReading):
                 if other is not None:
                     used.add(id(other))
                     chosen.append((other, top))
-        # A stretch is read further only for a part that asks for a name, a kind or a phrase (its labels or focus,
-        # below); without one in the question, what it would be is never read, so its sentences are not parsed.
-        if verdict is None and not shorts and scoring.on("stretch") and any(p.labels or p.focus for p in parts):
-            # A question whose wh-word aligns with no phrase ("Why ...?", "How ...?"): what its sentence adds to it.
-            for position, (part, sentence, _, _) in enumerate(picks):
-                if part.kind == "yes_no":
-                    continue
-                if found := unasked_stretch(parse_question(sentence.text), question.question_terms):
-                    shorts[position] = (found, sentence.number, "stretch")
         if len(used) < self.max_sentences:
             spans = {text for text, _, _ in shorts.values()}
             for score, candidate in further_sentences(
@@ -541,7 +532,7 @@ class ExtractiveAnswerGenerator(InitParameterSerialization, ChainReading):
         shorts = {
             position: found
             for position, found in shorts.items()
-            if found[2] not in {"stretch", "subject"} or picks[position][0].labels or picks[position][0].focus
+            if found[2] != "subject" or picks[position][0].labels or picks[position][0].focus
         }
         # The fitted span chooser rereads each part's sentence for the span that answers (the rules' one of them).
         span_stats: dict[int, tuple[float, float]] = {}
@@ -673,7 +664,7 @@ class ExtractiveAnswerGenerator(InitParameterSerialization, ChainReading):
         none, when it chooses): rating the rules' span ("rate": `span_stats` receives its probability and its lead
         over the best other candidate), replacing it with the candidate it rates highest ("choose": its probability
         and lead over the runner-up) or replacing it only when that candidate leads it by the fitted margin ("switch":
-        the kept span's probability and lead). Spans found otherwise (a chain, a verdict, a stretch, a chunk's
+        the kept span's probability and lead). Spans found otherwise (a chain, a verdict, a chunk's
         subject) are not read; `cited`: the ids of the sentences the answer cites."""
         for position, (part, _, _, _) in enumerate(picks):
             found = shorts.get(position)

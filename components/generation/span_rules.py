@@ -52,12 +52,6 @@ from components.text.language import VALUE_LABELS, chunk_sentences, language_pip
 # A title's trailing disambiguation ("Brand (play)") is not part of the name.
 DISAMBIGUATION = re.compile(r"\s*\([^)]*\)\s*$")
 _TIME_UNITS = frozenset(terms("seconds minutes hours days weeks months years decades centuries"))
-# What a question sets aside: "Besides X, what ...?", "Along with X, ...?", "X and which other ...?".
-_SET_ASIDE = re.compile(
-    r"\b(?:besides|in addition to|along with|apart from|other than|aside from|as well as|together with)\s+([^,?]+)",
-    re.I,
-)
-_AND_OTHER = re.compile(r"([^,?]+?),?\s+(?:and|or)\s+(?:what|which|who)\s+(?:other|else)\b", re.I)
 _PERSONAL = frozenset({"it", "he", "she", "they"})
 _PERSONAL_WORD = re.compile(r"\b(?:it|he|she|they)\b", re.I)
 _COORDINATION = re.compile(r"^\s*(?:,\s*(?:and\s+|or\s+)?|and\s+|or\s+|&\s+)$")
@@ -153,7 +147,6 @@ def phrase_span(
     """
     scoring = scoring or AnswerScoring.load()
     doc = parse(sentence)
-    partners = _partners(doc, part.text) if scoring.on("set_aside") else set()
     # The phrase in the role the question's wh-word plays ("What did Tesla patent?" -> the object of "patented").
     gap = question_gap(part.text)
     token = fill_gap_token(doc, gap, question_terms) if scoring.on("gap") else None
@@ -176,7 +169,7 @@ def phrase_span(
             naming = equated_with(doc, token.lemma_.lower())
             name = next((doc[i] for i, noun in naming.items() if noun == token.i and doc[i].pos_ == "PROPN"), None)
             filled = (phrase_text(name) if name is not None else "") or filled
-    if filled and not repeats_question(filled, question_terms) and not partners:
+    if filled and not repeats_question(filled, question_terms):
         return filled
     anchors = _anchors(doc, question_terms)
     words_asked = part.text.lower().split()
@@ -232,7 +225,6 @@ def phrase_span(
                 root.i in equated
                 or (part.focus not in {"", "?"} and root.lemma_.lower() == part.focus and root.i not in describing)
             ),
-            "partner": float(root.i in partners),  # "Along with toys, where ...?" -> "in toys and models"
             "proper_name": float(any(token.pos_ == "PROPN" for token in words)),  # a name is more often asked for
             "value": float(span.label_ in VALUE_LABELS),  # a date or number answers "what" less often than a thing
             "doer": float(asks_subject and root.i in doers),  # "Who won ...?": who did what the question asks
@@ -476,8 +468,6 @@ def ranked_answer_span(
         return rank
 
     doers = _doers(doc, anchors) if part.kind == "who" and scoring.on("doer") else set()
-    if scoring.on("set_aside"):
-        filled = filled | ({ent.root.i for ent in allowed} & _partners(doc, part.text))
     if counted and scoring.on("gap"):
         # "How many seats ...?" -> "12 seats": the number that counts the asked noun plays the wh-word's role.
         filled = filled | {ent.root.i for ent in allowed if counted in counted_nouns(ent.root)}
@@ -564,17 +554,6 @@ def alternatives(sentence: str, part: QuestionPart, question_terms: frozenset[st
     """How many entities of the part's labels besides the one chosen the sentence names (its parse is cached)."""
     found = {ent.text for ent in parse(sentence).ents if ent.label_ in part.labels}
     return max(0, len({text for text in found if not repeats_question(text, question_terms)}) - 1)
-
-
-def _partners(doc: Any, question: str) -> set[int]:
-    """The tokens of `doc` coordinated with what the question sets aside ("Besides X, ...?", "Along with X, ...?",
-    "X and which other ...?"): the answer is the other member of that list, not X."""
-    match = _SET_ASIDE.search(question) or _AND_OTHER.search(question)
-    aside = frozenset(terms(match.group(1))) if match else frozenset()
-    if not aside:
-        return set()
-    named = [token for token in doc if token.pos_ in {"NOUN", "PROPN"} and term_of(token) in aside]
-    return {other.i for token in named for other in token.conjuncts if term_of(other) not in aside}
 
 
 def _without_unit(span: Any, unit: str) -> Any:

@@ -10,7 +10,6 @@ from components.generation.question_gap import (
     counted_noun,
     fill_gap,
     question_gap,
-    unasked_stretch,
 )
 from components.text.analyzer import terms
 from components.text.language import parse
@@ -211,32 +210,6 @@ class TestFillGap:
     def test_a_pronoun_or_an_unrelated_sentence_fills_nothing(self):
         assert filled("What did Maria Lindqvist patent?", "She patented it in 2011.") == ""
         assert filled("What did Maria Lindqvist patent?", "The harbour employs 340 people.") == ""
-
-
-class TestUnaskedStretch:
-    @pytest.mark.parametrize(
-        ("question", "sentence", "expected"),
-        [
-            # "why": the reason the sentence gives beside the question's own words
-            (
-                "Why did the ferry company raise its fares?",
-                "The ferry company raised its fares to pay for two new electric boats.",
-                "to pay for two new electric boats",
-            ),
-            # "how": the manner, cut at the clause mark, not the aside after it
-            (
-                "How do the harbour cranes lift containers?",
-                "The harbour cranes lift containers with magnetic clamps, a design from 1998.",
-                "with magnetic clamps",
-            ),
-        ],
-    )
-    def test_what_the_sentence_adds_to_the_question(self, question, sentence, expected):
-        assert unasked_stretch(parse(sentence), frozenset(terms(question))) == expected
-
-    def test_a_sentence_holding_only_the_question_adds_nothing(self):
-        question = "Why did the ferry company raise its fares?"
-        assert unasked_stretch(parse("The ferry company raised its fares."), frozenset(terms(question))) == ""
 
 
 class TestCountedNoun:
