@@ -160,7 +160,10 @@ class AnswerScoring:
                 raise ScoringModelError(f"the scoring file lacks its {group!r} weights")
             unknown = sorted(set(weights) - set(names))
             if unknown:
-                raise ScoringModelError(f"the scoring file's {group!r} weights name unknown features: {unknown}")
+                raise ScoringModelError(
+                    f"the scoring file's {group!r} weights name unknown features: {unknown} (this version does not "
+                    "compute them: fit the file again with `research fit scoring`)"
+                )
             try:
                 groups[group] = {name: float(value) for name, value in weights.items()}
             except (TypeError, ValueError) as exc:

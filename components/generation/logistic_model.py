@@ -97,7 +97,11 @@ def read_logistic(
         raise error(f"the {what}'s features, mean, scale and coef do not match")
     unknown = sorted(set(features) - set(known))
     if unknown:
-        raise error(f"the {what} reads unknown features: {', '.join(unknown)}")
+        # Most often a file fitted by an older version, whose features a deleted rule computed.
+        raise error(
+            f"the {what} reads unknown features: {', '.join(unknown)} (this version does not compute them: fit the "
+            f"file again with its `research fit` command)"
+        )
     meta = {key: value for key, value in data.items() if key not in {"features", *COLUMNS}}
     return LogisticFile(features, (mean, scale, coef), named, meta)
 

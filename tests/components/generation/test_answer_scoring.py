@@ -69,6 +69,19 @@ def test_a_file_it_cannot_use_is_one_clear_error(tmp_path: Path, change: dict, m
         ExtractiveAnswerGenerator(embedding_model="", scoring_model=str(path))
 
 
+def test_a_file_from_before_a_family_was_deleted_says_to_fit_it_again(tmp_path: Path) -> None:
+    # `partner` was the weight of the deleted "besides X" family; a file fitted before still names it.
+    data = AnswerScoring.load().to_dict()
+    data["phrase_span"] = {**data["phrase_span"], "partner": -10.0}
+    path = tmp_path / "older.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    with pytest.raises(ScoringModelError) as raised:
+        ExtractiveAnswerGenerator(embedding_model="", scoring_model=str(path))
+    message = str(raised.value)
+    assert "'phrase_span' weights name unknown features: ['partner']" in message
+    assert "fit the file again with `research fit scoring`" in message
+
+
 def test_a_missing_file_and_an_unknown_family_are_clear_errors(tmp_path: Path) -> None:
     with pytest.raises(ScoringModelError, match="no scoring file"):
         AnswerScoring.load(tmp_path / "absent.json")

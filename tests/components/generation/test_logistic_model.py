@@ -43,7 +43,11 @@ def test_the_shared_reader_names_the_model_and_keeps_the_rest_as_meta() -> None:
         read_logistic(data, "toy model", 2, {"a"}, LookupError, ("intercept", "threshold"))
     with pytest.raises(LookupError, match="^the toy model holds a number that is not finite$"):
         read_logistic({**data, "coef": [math.inf]}, "toy model", 2, {"a"}, LookupError)
-    with pytest.raises(LookupError, match="^the toy model reads unknown features: a$"):
+    with pytest.raises(
+        LookupError,
+        match=r"^the toy model reads unknown features: a \(this version does not compute them: fit the file again "
+        r"with its `research fit` command\)$",
+    ):
         read_logistic(data, "toy model", 2, {"b"}, LookupError)
 
 

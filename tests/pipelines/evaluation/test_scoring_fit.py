@@ -93,8 +93,19 @@ def test_the_ablation_prints_each_family_beside_all_rules(capture: Path, capsys)
     assert "| all rules | squad_mini |" in printed
     assert "| without chain | squad_mini |" in printed and "| without statement | squad_mini |" in printed
     # Only the check half replayed: the tune half has no numbers.
-    assert main(["fit", "scoring", f"squad_mini={capture}", "--ablate", "chain", "--halves", "check"]) == 0
+    report = capture.parent / "ablation.json"
+    assert (
+        main(
+            ["fit", "scoring", f"squad_mini={capture}", "--ablate", "chain", "--halves", "check", "--json", str(report)]
+        )
+        == 0
+    )
     assert "| without chain | squad_mini | – / – / – / – / – | " in capsys.readouterr().out
+    # The check half counts the headlines the packaged confidence would show, and the right ones among them.
+    for variant in json.loads(report.read_text())["ablation"].values():
+        check, tune = variant["squad_mini"]["check"], variant["squad_mini"]["tune"]
+        assert isinstance(check["headlines"], int) and 0 <= check["right_headlines"] <= check["headlines"]
+        assert tune["headlines"] is None and tune["right_headlines"] is None
 
 
 def test_the_headlines_are_the_sure_parts_at_the_threshold_and_the_right_ones_among_them() -> None:
