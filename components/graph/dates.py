@@ -318,6 +318,23 @@ def _date_spans(sentence: Any) -> list[Any]:
     return sorted(spans, key=lambda span: span.start)
 
 
+def date_clause_verb(span: Any) -> Any:
+    """The verb whose event a date (its tokens) dates: the first verb above it (else the sentence's root), except for a
+    date the parse hangs on a reported clause though it stands before that clause's subject, after the verb that
+    reports it: "Varo said on Monday it would buy Quell" tells a saying of Monday; "said it would buy Quell on Monday"
+    dates the buying, and in "said that on Monday it ..." the reported clause opens before the date."""
+    verb = span.root
+    while verb.pos_ not in ("VERB", "AUX") and verb.head.i != verb.i:
+        verb = verb.head
+    if verb.dep_ != "ccomp" or not span.start > verb.head.i:
+        return verb
+    subject = next((child for child in verb.children if child.dep_ in ("nsubj", "nsubjpass", "expl")), None)
+    opened = any(child.dep_ == "mark" and child.i < span.start for child in verb.children)
+    if subject is None or opened or not span.end <= subject.left_edge.i:
+        return verb
+    return verb.head
+
+
 # The auxiliaries of a future, contracted ("'ll") and negated ("won't" is "wo" + "n't", "shan't" "sha" + "n't").
 _FUTURE_AUX = ("will", "shall", "would", "'ll", "wo", "sha")
 
@@ -325,10 +342,9 @@ _FUTURE_AUX = ("will", "shall", "would", "'ll", "wo", "sha")
 def _speaks_of_future(span: Any) -> bool:
     """True when the clause the date belongs to tells what will happen: its verb (or a verb it completes: "plans to
     open", "is expected to land") takes "will", "shall" or "would", or is a verb of planning. A future in another
-    clause ("Quillon, which will open a plant, said on Monday ...") does not turn the date forward."""
-    verb = span.root
-    while verb.pos_ not in ("VERB", "AUX") and verb.head.i != verb.i:
-        verb = verb.head
+    clause ("Quillon, which will open a plant, said on Monday ...") does not turn the date forward, nor does a reported
+    one the date of its saying ("said on Monday it would buy ...")."""
+    verb = date_clause_verb(span)
     own = verb
     while True:
         if any(child.dep_ == "aux" and child.lower_.replace("’", "'") in _FUTURE_AUX for child in verb.children):

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from components.graph.clause_reading import clause_verb
-from components.graph.dates import DateMention, FuzzyDate
+from components.graph.dates import DateMention, FuzzyDate, date_clause_verb
 
 # Clauses inside another: reported content ("said that it sold ... last year"), relative clauses ("an agreement
 # reached in 1991") and clauses modifying a noun ("Orrell, born in 1955, ...").
@@ -34,11 +34,11 @@ def participant_dates(sentence: Any, dates: list[DateMention], participant: Any)
         if span is None:
             other.append(mention)
             continue
-        date_verb = clause_verb(span)
+        date_verb = date_clause_verb(span)
         if date_verb.i == verb.i or (date_verb.dep_ in ("acl", "relcl") and date_verb.head.i in _phrase(participant)):
             own.append(mention)
             continue
-        clause = span.root
+        clause = span.root if date_verb.i == clause_verb(span).i else date_verb
         while clause.dep_ not in _SUBORDINATE_CLAUSES and clause.head.i != clause.i:
             clause = clause.head
         if clause.dep_ in _SUBORDINATE_CLAUSES and participant not in clause.subtree:
@@ -82,7 +82,7 @@ def conjoined_dates(sentence: Any, dates: list[DateMention], participant: Any) -
             continue
         if any(child.dep_ in ("nsubj", "nsubjpass", "expl") for child in other.children):
             continue
-        own = [mention for mention, span in spans if span is not None and clause_verb(span).i == other.i]
+        own = [mention for mention, span in spans if span is not None and date_clause_verb(span).i == other.i]
         if own:
             found.append(own)
     return found

@@ -46,7 +46,6 @@ from haystack import logging
 from components.embedding.model import get_embedding_model
 from components.graph.clause_reading import (
     SAYING,
-    clause_verb,
     evidence_role,
     habitual,
     is_core,
@@ -64,7 +63,7 @@ from components.graph.clause_reading import (
     supposed,
     tells_past,
 )
-from components.graph.dates import DateMention, FuzzyDate, sentence_validity, validity
+from components.graph.dates import DateMention, FuzzyDate, date_clause_verb, sentence_validity, validity
 from components.graph.event_confidence import (
     EventConfidenceModel,
     complete_features,
@@ -93,8 +92,10 @@ from components.graph.layout import (
     is_heading,
     line_key,
     looks_like_code,
+    opening_noun_cut,
     opens_section,
     prose_capitalised,
+    prose_common_nouns,
     read_document,
     sentence_sections,
     title_case,
@@ -137,7 +138,7 @@ from components.text.pronouns import PERSON_PRONOUNS, PLURAL_PRONOUNS, THING_PRO
 logger = logging.getLogger(__name__)
 
 # Bump when the extractor's output changes: documents stamped with an older version are re-extracted.
-EXTRACTOR_VERSION = "spacy-65"
+EXTRACTOR_VERSION = "spacy-67"
 # The suffix of the stamp of a graph whose kinds were read without the embeddings (the model failed): not current.
 WITHOUT_EMBEDDINGS = "+without-embeddings"
 # Name vectors kept across documents (names repeat across a corpus): 4,096 names of 384 floats are 6 MB.
@@ -182,6 +183,10 @@ class GraphExtractor(ABC):
 # --- what a name is ---------------------------------------------------------------------------------------------
 
 _THINGS = ("organization", "product", "other", "event", "work")  # the kinds "it" refers to
+# A tagger's reading of a name's word that the parse contradicts when it hangs the word on a proper noun as a
+# compound: an adverb, an interjection or an unknown word (an adjective or a common noun there is a description:
+# "Rival Castlegate Finance", "Carmaker Tessaly Motors").
+_MISREAD_NAME_WORDS = {"ADV", "INTJ", "X"}
 
 
 def _context_word(token: Any) -> bool:
@@ -778,7 +783,7 @@ class LanguageExtractor(GraphExtractor):
             for mention in dates:
                 span = mention_span(sentence.span, mention)
                 if span is not None and mention.role != "end":
-                    verb = clause_verb(span)
+                    verb = date_clause_verb(span)
                     words = frozenset(token.lemma_.lower() for token in verb.subtree)
                     happened.setdefault(verb.lemma_.lower(), (mention.date, words))
             stated = [m.date for m in dates if not m.relative]
@@ -789,7 +794,7 @@ class LanguageExtractor(GraphExtractor):
             for mention in dates:
                 days = (anchor - mention.date.value).days if anchor and mention.date.precision == "day" else -1
                 if frame is None and (
-                    0 < days <= 31 or (days == 0 and tells_past(clause_verb(mention_span(sentence.span, mention))))
+                    0 < days <= 31 or (days == 0 and tells_past(date_clause_verb(mention_span(sentence.span, mention))))
                 ):
                     frame, named_at = mention.date, index
         frames: list[FuzzyDate | None] = [None] * len(sentences)
@@ -838,6 +843,7 @@ class LanguageExtractor(GraphExtractor):
         # Only a document with prose tells a title-case heading's names from its common words (`headline_cut`).
         prose = sum(not is_heading(s) and not title_case(s) for s in sentences) >= 2
         known = prose_capitalised(sentences) if prose else set()
+        nouns = prose_common_nouns(sentences)
         for sentence in sentences:
             row: list[_Mention] = []
             taken: set[int] = set()
@@ -860,6 +866,8 @@ class LanguageExtractor(GraphExtractor):
                 if kind is None or taken.intersection(range(ent.start, ent.end)):
                     continue
                 parts = [piece for part in split_parenthesis(ent) for piece in split_name(part, ent.label_)]
+                if ent.label_ == "PERSON":
+                    parts = [opening_noun_cut(part, sentence.span, nouns) for part in parts]
                 if headline:
                     parts = [cut for part in parts if (cut := headline_cut(part, known)) is not None]
                 # A name split off after "in" or "at" ("Harlow University in Ostby") is where the first one is.
@@ -871,7 +879,7 @@ class LanguageExtractor(GraphExtractor):
                     ),
                 )
                 taken.update(range(ent.start, ent.end))
-            runs = self._proper_noun_runs(sentence.span, taken)
+            runs = self._proper_noun_runs(sentence.span, taken, nouns)
             if headline:
                 runs = [cut for run in runs if (cut := headline_cut(run, known)) is not None]
             row += filter(None, (self._mention(span, entities, None) for span in runs))
@@ -1041,13 +1049,20 @@ class LanguageExtractor(GraphExtractor):
                     raw[index].sort(key=lambda m: m.start)
 
     @staticmethod
-    def _proper_noun_runs(sentence: Any, taken: set[int]) -> list[Any]:
+    def _proper_noun_runs(sentence: Any, taken: set[int], nouns: frozenset[str] | set[str] = frozenset()) -> list[Any]:
         """Runs of proper nouns the recogniser did not tag, when the run takes part in a predicate; an "of" or "for"
-        between two of them joins them ("Society for Applied Tinkering", "Festival of Lanterns")."""
+        between two of them joins them ("Society for Applied Tinkering", "Festival of Lanterns"), and so does a
+        capitalised word the parse hangs on the run as a compound though the tagger read it as an adverb or an unknown
+        word ("Orvik FC won"), unless the text writes it elsewhere as a common noun (`nouns`)."""
         doc = sentence.doc
 
+        def misread(t: Any) -> bool:
+            name_like = t.is_alpha and t.is_title and t.pos_ in _MISREAD_NAME_WORDS and t.lower_ not in nouns
+            following = t.i + 1 < sentence.end and doc[t.i + 1].pos_ == "PROPN"
+            return name_like and following and t.dep_ == "compound" and t.head.i > t.i and t.head.pos_ == "PROPN"
+
         def free(t: Any) -> bool:
-            return t.pos_ == "PROPN" and t.i not in taken and not t.ent_type_
+            return (t.pos_ == "PROPN" or misread(t)) and t.i not in taken and not t.ent_type_
 
         def joining(t: Any) -> bool:
             inside = sentence.start < t.i < sentence.end - 1
@@ -1500,6 +1515,10 @@ class LanguageExtractor(GraphExtractor):
                     # First person in a sentence naming no one: the speaker or writer quoted, the person in focus.
                     key = latest(lambda e: e.kind() == "person")
                 elif lower in THING_PRONOUNS or (subject and token.tag_ == "DT" and lower in ("this", "that")):
+                    # As for a person: a thing named before the pronoun in the sentence is its antecedent ("Varo said
+                    # on Monday it would buy Quell"), never one named after it, whatever the previous sentences said.
+                    if any(m.start < token.i and entities[m.key].kind() in _THINGS for m in row):
+                        continue
                     # "This will be branded as ..." after "A second jet is travelling ...": the subject stays.
                     key = in_focus(subject, lambda e: e.kind() in _THINGS)
                 elif lower in PLURAL_PRONOUNS and lower != "themselves":

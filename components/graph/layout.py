@@ -143,6 +143,26 @@ def headline_cut(span: Any, known: set[str]) -> Any | None:
     return doc[start:end] if end > start else None
 
 
+def prose_common_nouns(sentences: list[Sentence]) -> set[str]:
+    """The words the document's prose writes in lower case as common nouns ("the Norwegian composer")."""
+    return {
+        token.lower_
+        for sentence in sentences
+        if not is_heading(sentence) and not title_case(sentence)
+        for token in sentence.span
+        if token.pos_ == "NOUN" and token.is_alpha and token.is_lower
+    }
+
+
+def opening_noun_cut(span: Any, sentence: Any, nouns: set[str]) -> Any:
+    """A person's name the recogniser ran back to its sentence's first word, without that word when the document
+    writes it elsewhere as a common noun: "Composer Halvard Strand dies at 88" beside "the Norwegian composer" names
+    Halvard Strand. Only where a name of two words or more is left, so that a one-word name ("Will Smith"'s "Smith")
+    never stands for the whole."""
+    cut = len(span) >= 3 and span.start == first_word(sentence) and span[0].lower_ in nouns and span[1].is_title
+    return span[1:] if cut else span
+
+
 def line_key(text: str) -> str:
     """A line as headings, section titles and repeated lines compare: without Markdown marks, case and spacing."""
     return " ".join(text.lstrip("#> ").lower().split())

@@ -45,6 +45,8 @@ def model_names(sentence: Any) -> list[tuple[Any, int, Any]]:
             after_name = token.i > sentence.start and doc[token.i - 1].pos_ == "PROPN" and doc[token.i - 1].is_alpha
             if not (_SHORT_MODEL.match(token.text) and after_name and token.head.i == token.i - 1):
                 continue
+            if token.is_digit and variant_after(token) and doc[token.i + 2].is_digit:
+                continue  # "Ostby 3-1", "Vell 2-0 on Friday": a digit joined to a number by a hyphen is a score
         digits = re.sub(r"\D", "", token.text)
         lettered = bool(re.search(r"[A-Z]", token.text))
         if not lettered and re.fullmatch(r"(19|20)\d\d", digits):
@@ -118,11 +120,15 @@ _NUMBER_PAIR = re.compile(r"^\d{1,3}[-–—]\d{1,3}$")
 
 def _score_at_end(span: Any) -> int:
     """How many tokens at the end of `span`, after at least one word, write a pair of numbers joined by a dash ("2-1",
-    "3–0", "102 - 98": a score or a range); 0 when it does not end in one."""
+    "3–0", "102 - 98": a score or a range) or an amount ("4 million"); 0 when it does not end in one."""
     if len(span) >= 2 and _NUMBER_PAIR.match(span[-1].text) and span[-2].is_alpha:
         return 1
     pair = len(span) >= 4 and span[-1].is_digit and span[-2].text in _SPACED_DASHES and span[-3].is_digit
-    return 3 if pair and span[-4].is_alpha and len(span[-1]) <= 3 and len(span[-3]) <= 3 else 0
+    if pair and span[-4].is_alpha and len(span[-1]) <= 3 and len(span[-3]) <= 3:
+        return 3
+    # An amount: a figure and its number word ("fined Vell Shipping 4 million", "Orsk 2.5 billion").
+    amount = len(span) >= 3 and span[-1].like_num and not span[-1].is_digit and span[-2].like_num
+    return 2 if amount and span[-2].text[0].isdigit() and span[-3].is_alpha else 0
 
 
 def split_name(span: Any, label: str) -> list[Any]:

@@ -312,3 +312,19 @@ def test_names_are_embedded_by_the_model_the_sentences_are(monkeypatch):
         monkeypatch.undo()
         reload_settings()
     assert set(asked) == {"all-MiniLM-L6-v2"}
+
+
+def test_the_invented_news_check_set_labels_names_of_its_own_corpus_in_the_inventory():
+    from pathlib import Path
+
+    from components.graph.kinds import KINDS
+    from components.graph.model import normalise_name
+
+    root = Path(__file__).resolve().parents[2] / "data"
+    documents = [json.loads(line) for line in (root / "invented_news_corpus.jsonl").read_text("utf-8").splitlines()]
+    labels = [json.loads(line) for line in (root / "entity_kinds_invented_news.jsonl").read_text("utf-8").splitlines()]
+    assert {row["kind"] for row in labels} <= {*KINDS, "junk"}
+    assert len({row["key"] for row in labels}) == len(labels)  # one label a name
+    # Every word of a real name is written ("Erik Moe" as "brothers Erik and Johan Moe").
+    written = set(" ".join(normalise_name(document["text"]) for document in documents).split())
+    assert all(set(row["key"].split()) <= written for row in labels if row["kind"] != "junk")
