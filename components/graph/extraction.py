@@ -138,7 +138,7 @@ from components.text.pronouns import PERSON_PRONOUNS, PLURAL_PRONOUNS, THING_PRO
 logger = logging.getLogger(__name__)
 
 # Bump when the extractor's output changes: documents stamped with an older version are re-extracted.
-EXTRACTOR_VERSION = "spacy-67"
+EXTRACTOR_VERSION = "spacy-68"
 # The suffix of the stamp of a graph whose kinds were read without the embeddings (the model failed): not current.
 WITHOUT_EMBEDDINGS = "+without-embeddings"
 # Name vectors kept across documents (names repeat across a corpus): 4,096 names of 384 floats are 6 MB.
@@ -742,8 +742,14 @@ class LanguageExtractor(GraphExtractor):
 
     @staticmethod
     def _is_dateline(sentence: Sentence) -> bool:
+        """A line that only dates the document: a date alone, or after the place it was filed from in capitals
+        ("PORT ASHA 1996-09-02", a wire's dateline line)."""
         tokens = [t for t in sentence.span if not (t.is_punct or t.is_space)]
-        return bool(tokens) and len(tokens) <= 8 and all(t.ent_type_ in ("DATE", "TIME") or t.like_num for t in tokens)
+        place = 0
+        while place < min(4, len(tokens) - 1) and tokens[place].is_alpha and tokens[place].is_upper:
+            place += 1
+        dates = tokens[place:]
+        return bool(dates) and len(tokens) <= 8 and all(t.ent_type_ in ("DATE", "TIME") or t.like_num for t in dates)
 
     def _dateline(self, sentences: list[Sentence]) -> dt.date | None:
         for sentence in sentences[:4]:

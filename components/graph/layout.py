@@ -102,10 +102,16 @@ def opens_section(sentence: Sentence) -> bool:
 def title_case(sentence: Sentence) -> bool:
     """A line written in title case ("Vellner Wins Second Term", "Final Standings", a table's rows run into one line:
     "Standings Team Played Won Points Varnholm Rovers 12 9 28"): every word of four letters or more capitalised,
-    verbs and common nouns too, and no sentence's closing punctuation. The recogniser reads such a line's capitalised
+    verbs and common nouns too, and no sentence's closing punctuation; or a line of two words or more all in
+    capitals, closed or not (a wire headline). The recogniser reads such a line's capitalised
     words as names. (A Markdown heading is the writer's own heading, its names written as names.)"""
     text = sentence.text
-    if text.startswith("#") or text.endswith((".", "!", "?")):
+    if text.startswith("#"):
+        return False
+    words = [t for t in sentence.span if t.is_alpha and len(t) >= 2]
+    if len(words) >= 2 and all(t.is_upper for t in words):
+        return True  # a line in capitals ("SOCCER - OSTBY HOLD DALBY ."), whatever closes it
+    if text.endswith((".", "!", "?")):
         return False
     long = [t for t in sentence.span if t.is_alpha and len(t) >= 4]
     return len(long) >= 1 and all(t.text[0].isupper() for t in long)

@@ -138,7 +138,10 @@ def split_name(span: Any, label: str) -> list[Any]:
     sentence ("at Google X. Treuille then ...": only a person's name has a middle initial) stops at the initial."""
     doc = span.doc
     score = _score_at_end(span)
-    if score and label in _NAMED_KINDS_WITHOUT_NUMBERS:
+    # Any name but a product's ends before a score of two small numbers ("Lindby 3-0", which the recogniser read as
+    # a law's name); a pair of larger ones only ends a person's, an organisation's or a place's.
+    small = score in (1, 3) and re.fullmatch(r"\d{1,2}[-–—]\d{1,2}", "".join(t.text for t in span[-score:])) is not None
+    if score and (label in _NAMED_KINDS_WITHOUT_NUMBERS or (small and label != "PRODUCT")):
         # A score or a range the recogniser ran the name on into ("Varnholm Rovers 2-1 on Saturday", "Ostby 3–0"):
         # a person's, an organisation's or a place's name does not end in one.
         return split_name(doc[span.start : span.end - score], label)

@@ -101,6 +101,16 @@ class TestText:
             "Talmont showed the plane. It flew on Monday.",
         ]
 
+    def test_a_headline_in_capitals_opens_the_text_whatever_closes_it(self) -> None:
+        # A wire's headline ends on " ." and its dateline names the place before the date.
+        raw = "SOCCER - OSTBY HOLD DALBY .\nKESSBY 1996-08-31\nOstby held Dalby to a draw .\nDalby stay second .\n"
+        document = convert_bytes(raw.encode(), "story.txt")
+        assert document.text.split("\n\n") == [
+            "SOCCER - OSTBY HOLD DALBY .",
+            "KESSBY 1996-08-31",
+            "Ostby held Dalby to a draw . Dalby stay second .",
+        ]
+
     def test_binary_and_empty_files_are_refused(self) -> None:
         with pytest.raises(ConversionError, match="binary"):
             convert_bytes(b"\x00\x01\x02text", "x.txt")

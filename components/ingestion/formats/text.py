@@ -14,8 +14,9 @@ if TYPE_CHECKING:
     from components.ingestion.limits import IngestLimits
 
 _FIELD = re.compile(r"^(date|published|updated|source|url)\s*:\s*(\S.*)$", re.IGNORECASE)
-# Lines opening a text that end no sentence and are followed by a line starting like a new one: a headline, a dateline.
-_LEADING_LINES = re.compile(r"\A(?:[^\n]*[^\s.!?:;,\"')\]”’]\n(?=[A-Z0-9\"“`']))+")
+# Lines opening a text that end no sentence, or are written in capitals whatever closes them (a wire's "SOCCER - OSTBY
+# WIN ."), and are followed by a line starting like a new one: a headline, a dateline.
+_LEADING_LINES = re.compile(r"\A(?:(?:[^\n]*[^\s.!?:;,\"')\]”’]|[^a-z\n]*[A-Z][^a-z\n]*)\n(?=[A-Z0-9\"“`']))+")
 
 
 def convert_text(data: bytes, filename: str, limits: IngestLimits | None = None) -> ConvertedDocument:

@@ -314,15 +314,18 @@ def test_names_are_embedded_by_the_model_the_sentences_are(monkeypatch):
     assert set(asked) == {"all-MiniLM-L6-v2"}
 
 
-def test_the_invented_news_check_set_labels_names_of_its_own_corpus_in_the_inventory():
+@pytest.mark.parametrize("name", ["news", "wire"])
+def test_the_invented_check_sets_label_names_of_their_own_corpus_in_the_inventory(name):
     from pathlib import Path
 
     from components.graph.kinds import KINDS
     from components.graph.model import normalise_name
 
     root = Path(__file__).resolve().parents[2] / "data"
-    documents = [json.loads(line) for line in (root / "invented_news_corpus.jsonl").read_text("utf-8").splitlines()]
-    labels = [json.loads(line) for line in (root / "entity_kinds_invented_news.jsonl").read_text("utf-8").splitlines()]
+    documents = [json.loads(line) for line in (root / f"invented_{name}_corpus.jsonl").read_text("utf-8").splitlines()]
+    labels = [
+        json.loads(line) for line in (root / f"entity_kinds_invented_{name}.jsonl").read_text("utf-8").splitlines()
+    ]
     assert {row["kind"] for row in labels} <= {*KINDS, "junk"}
     assert len({row["key"] for row in labels}) == len(labels)  # one label a name
     # Every word of a real name is written ("Erik Moe" as "brothers Erik and Johan Moe").
