@@ -138,7 +138,7 @@ from components.text.pronouns import PERSON_PRONOUNS, PLURAL_PRONOUNS, THING_PRO
 logger = logging.getLogger(__name__)
 
 # Bump when the extractor's output changes: documents stamped with an older version are re-extracted.
-EXTRACTOR_VERSION = "spacy-68"
+EXTRACTOR_VERSION = "spacy-69"
 # The suffix of the stamp of a graph whose kinds were read without the embeddings (the model failed): not current.
 WITHOUT_EMBEDDINGS = "+without-embeddings"
 # Name vectors kept across documents (names repeat across a corpus): 4,096 names of 384 floats are 6 MB.
@@ -875,7 +875,7 @@ class LanguageExtractor(GraphExtractor):
                 if ent.label_ == "PERSON":
                     parts = [opening_noun_cut(part, sentence.span, nouns) for part in parts]
                 if headline:
-                    parts = [cut for part in parts if (cut := headline_cut(part, known)) is not None]
+                    parts = [cut for part in parts for cut in headline_cut(part, known)]
                 # A name split off after "in" or "at" ("Harlow University in Ostby") is where the first one is.
                 row += filter(
                     None,
@@ -887,7 +887,7 @@ class LanguageExtractor(GraphExtractor):
                 taken.update(range(ent.start, ent.end))
             runs = self._proper_noun_runs(sentence.span, taken, nouns)
             if headline:
-                runs = [cut for run in runs if (cut := headline_cut(run, known)) is not None]
+                runs = [cut for run in runs for cut in headline_cut(run, known)]
             row += filter(None, (self._mention(span, entities, None) for span in runs))
             row.sort(key=lambda m: m.start)
             raw.append(row)

@@ -131,22 +131,36 @@ def prose_capitalised(sentences: list[Sentence]) -> set[str]:
     return found
 
 
-def headline_cut(span: Any, known: set[str]) -> Any | None:
-    """A name read in a title-case heading, without the capitalised words at its ends that the prose never writes as a
-    name ("Vellner Wins" is Vellner when the prose writes "Vellner" as a name and never "Wins"; "Second Term",
-    "Standings": none left): in a title-case line every word is capitalised, so only the prose tells a name's words
-    from the headline's common words. A line of names the prose never writes loses them too."""
-    start, end = span.start, span.end
+def headline_cut(span: Any, known: set[str]) -> list[Any]:
+    """The names a name read in a title-case heading holds: its runs of the words the prose writes as names, without
+    the capitalised words around and between them that it never does ("Vellner Wins" is Vellner when the prose
+    writes "Vellner" as a name and never "Wins"; "TASKER HITS CENTURY AS RIDGEMONT" is Tasker and Ridgemont;
+    "Second Term", "Standings": none left). In a title-case line every word is capitalised, so only the prose tells
+    a name's words from the headline's common words. A line of names the prose never writes loses them too; a
+    small word inside a run ("of", "for", "and", "the", "&", a hyphen) stays when the words around it are kept."""
     doc = span.doc
+    runs: list[Any] = []
+    start = None
+    for index in range(span.start, span.end + 1):
+        token = doc[index] if index < span.end else None
+        kept = token is not None and (not token.is_alpha or token.lower_ in known)
+        joiner = token is not None and token.lower_ in _INNER_WORDS and start is not None
+        if kept or joiner:
+            start = index if start is None else start
+            continue
+        if start is not None:
+            end = index
+            while end > start and (doc[end - 1].lower_ in _INNER_WORDS or not doc[end - 1].is_alpha):
+                end -= 1
+            while start < end and not doc[start].is_alpha:
+                start += 1
+            if end > start:
+                runs.append(doc[start:end])
+        start = None
+    return runs
 
-    def common(token: Any) -> bool:
-        return token.is_alpha and token.lower_ not in known
 
-    while start < end and common(doc[start]):
-        start += 1
-    while end > start and common(doc[end - 1]):
-        end -= 1
-    return doc[start:end] if end > start else None
+_INNER_WORDS = {"of", "for", "and", "the", "&", "-", "de", "du", "van", "von"}
 
 
 def prose_common_nouns(sentences: list[Sentence]) -> set[str]:

@@ -45,10 +45,15 @@ def model_names(sentence: Any) -> list[tuple[Any, int, Any]]:
             after_name = token.i > sentence.start and doc[token.i - 1].pos_ == "PROPN" and doc[token.i - 1].is_alpha
             if not (_SHORT_MODEL.match(token.text) and after_name and token.head.i == token.i - 1):
                 continue
-            if token.is_digit and variant_after(token) and doc[token.i + 2].is_digit:
-                continue  # "Ostby 3-1", "Vell 2-0 on Friday": a digit joined to a number by a hyphen is a score
         digits = re.sub(r"\D", "", token.text)
         lettered = bool(re.search(r"[A-Z]", token.text))
+        if (
+            token.is_digit
+            and variant_after(token)
+            and doc[token.i + 2].is_digit
+            and min(len(token), len(doc[token.i + 2])) == 1
+        ):
+            continue  # "Ostby 3-1", "Ridgemont 345-5", "Ames 5-40": a number hyphened to a one-digit one is a score
         if not lettered and re.fullmatch(r"(19|20)\d\d", digits):
             continue  # a year
         if not lettered and _beside_a_figure(token, sentence):
@@ -56,6 +61,8 @@ def model_names(sentence: Any) -> list[tuple[Any, int, Any]]:
         left = token.i
         while left > sentence.start and doc[left - 1].pos_ == "PROPN" and _capitalised(doc[left - 1]):
             left -= 1
+        if not lettered and any(doc[i].ent_type_ == "PERSON" for i in (left, token.i + 1) if i < sentence.end):
+            continue  # a person's figure, before or after the name ("Tasker 112", "66 Arvid Lund"): no designation
         counted = token.i + 1 < sentence.end and doc[token.i + 1].tag_ in ("NNS", "NNPS")
         if not lettered and left == token.i and counted:
             continue  # a count: "20 Skylarks" (but "22 Talmont 909 Skylarks" names the model)
