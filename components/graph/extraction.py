@@ -87,11 +87,13 @@ from components.graph.kinds import (
 )
 from components.graph.layout import (
     Sentence,
+    capitalised_uses,
     first_word,
     headline_cut,
     is_heading,
     line_key,
     looks_like_code,
+    opening_description_cut,
     opening_noun_cut,
     opens_section,
     prose_capitalised,
@@ -138,7 +140,7 @@ from components.text.pronouns import PERSON_PRONOUNS, PLURAL_PRONOUNS, THING_PRO
 logger = logging.getLogger(__name__)
 
 # Bump when the extractor's output changes: documents stamped with an older version are re-extracted.
-EXTRACTOR_VERSION = "spacy-69"
+EXTRACTOR_VERSION = "spacy-70"
 # The suffix of the stamp of a graph whose kinds were read without the embeddings (the model failed): not current.
 WITHOUT_EMBEDDINGS = "+without-embeddings"
 # Name vectors kept across documents (names repeat across a corpus): 4,096 names of 384 floats are 6 MB.
@@ -183,6 +185,8 @@ class GraphExtractor(ABC):
 # --- what a name is ---------------------------------------------------------------------------------------------
 
 _THINGS = ("organization", "product", "other", "event", "work")  # the kinds "it" refers to
+# A decade ("the 1980s", "the '90s") or a century ("the 19th century", "the nineteenth century").
+_ERA = re.compile(r"\b(?:1\d|20)\d0s\b|'\d0s\b|\bcentury\b|\bcenturies\b", re.IGNORECASE)
 # A tagger's reading of a name's word that the parse contradicts when it hangs the word on a proper noun as a
 # compound: an adverb, an interjection or an unknown word (an adjective or a common noun there is a description:
 # "Rival Castlegate Finance", "Carmaker Tessaly Motors").
@@ -836,7 +840,10 @@ class LanguageExtractor(GraphExtractor):
         # "Orrell also said that buyers will receive a refund" is a past saying.
         if method == "document":
             says = sentence.root.lemma_ in SAYING and sentence.root.tag_ == "VBZ"  # "Talmont claims that ..."
-            if frame is not None and (headline or says or tells_past(sentence.root)):
+            # A decade or a century the sentence names ("opened its first shop in the 1980s") is its time, though
+            # no day, month or year of it can be read: the sentence is not of the scene's day.
+            era = any(ent.label_ == "DATE" and _ERA.search(ent.text) for ent in sentence.ents)
+            if frame is not None and not era and (headline or says or tells_past(sentence.root)):
                 return frame, "context"
         return valid, method
 
@@ -850,6 +857,7 @@ class LanguageExtractor(GraphExtractor):
         prose = sum(not is_heading(s) and not title_case(s) for s in sentences) >= 2
         known = prose_capitalised(sentences) if prose else set()
         nouns = prose_common_nouns(sentences)
+        uses = capitalised_uses(sentences)
         for sentence in sentences:
             row: list[_Mention] = []
             taken: set[int] = set()
@@ -874,6 +882,8 @@ class LanguageExtractor(GraphExtractor):
                 parts = [piece for part in split_parenthesis(ent) for piece in split_name(part, ent.label_)]
                 if ent.label_ == "PERSON":
                     parts = [opening_noun_cut(part, sentence.span, nouns) for part in parts]
+                else:
+                    parts = [opening_description_cut(part, sentence.span, uses) for part in parts]
                 if headline:
                     parts = [cut for part in parts for cut in headline_cut(part, known)]
                 # A name split off after "in" or "at" ("Harlow University in Ostby") is where the first one is.
@@ -886,6 +896,7 @@ class LanguageExtractor(GraphExtractor):
                 )
                 taken.update(range(ent.start, ent.end))
             runs = self._proper_noun_runs(sentence.span, taken, nouns)
+            runs = [opening_description_cut(run, sentence.span, uses) for run in runs]
             if headline:
                 runs = [cut for run in runs for cut in headline_cut(run, known)]
             row += filter(None, (self._mention(span, entities, None) for span in runs))

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
@@ -181,6 +182,43 @@ def opening_noun_cut(span: Any, sentence: Any, nouns: set[str]) -> Any:
     never stands for the whole."""
     cut = len(span) >= 3 and span.start == first_word(sentence) and span[0].lower_ in nouns and span[1].is_title
     return span[1:] if cut else span
+
+
+def capitalised_uses(sentences: list[Sentence]) -> Counter:
+    """How often the document's prose writes each word capitalised mid-sentence (`(word, "mid")`), and as a name of
+    its own, capitalised with no capitalised word beside it (`(word, "alone")`: "Quarro had warned", "Quarro's"; not
+    the "Air" of "Air Orsk" nor the "Airlines" of "Orsk Airlines"): what tells a name's own first word from a
+    description written before it."""
+    counts: Counter = Counter()
+    prose = [sentence for sentence in sentences if not is_heading(sentence)]
+    lower = {token.text for sentence in prose for token in sentence.span if token.is_alpha and token.is_lower}
+    for sentence in prose:
+        first = first_word(sentence.span)
+        tokens = list(sentence.span)
+        for position, token in enumerate(tokens):
+            if not (token.is_alpha and token.text[0].isupper()):
+                continue
+            if token.i > first:
+                counts[(token.lower_, "mid")] += 1
+            beside = [tokens[p] for p in (position - 1, position + 1) if 0 <= p < len(tokens)]
+            # A sentence's first word is capitalised anyway: it is a name when the text never writes it in lower case
+            # ("Pelvane, which was founded ..."; not "Air traffic rose" beside "by air").
+            named = token.i > first or token.lower_ not in lower
+            if named and not any(other.is_alpha and other.text[0].isupper() for other in beside):
+                counts[(token.lower_, "alone")] += 1
+    return counts
+
+
+def opening_description_cut(span: Any, sentence: Any, uses: Counter) -> Any:
+    """An organisation's or a thing's name the recogniser ran back to its sentence's first word, without that word
+    when the text never capitalises it mid-sentence and writes the next word as a name of its own elsewhere:
+    "Retailer Quarro Stores filed ..." beside "Quarro had warned ...", "Carmaker Tessaly Motors" beside "Tessaly
+    sold ...". A word the text capitalises mid-sentence ("Northern" of "shares of Northern Orsk Mining") stays, and so
+    does one whose next word is only ever part of longer names ("Korean Air" beside "Air Orsk")."""
+    if len(span) < 2 or span.start != first_word(sentence) or not span[1].is_title:
+        return span
+    opener, name = span[0].lower_, span[1].lower_
+    return span[1:] if uses[(name, "alone")] and not uses[(opener, "mid")] else span
 
 
 def line_key(text: str) -> str:
