@@ -41,6 +41,25 @@ def copular_subject(question: str) -> str:
     return noun.lemma_.lower() if noun is not None and noun.lemma_.lower() not in LIGHT_NOUNS else ""
 
 
+def asked_role(question: str) -> str:
+    """The lemma of the role a "who" question asks who holds: the noun of a copular question (`copular_subject`),
+    else the noun of an "as" the wh-word's verb takes ("Who heads Corvane as chief executive?", "Who did Corvane
+    hire as its coach?" -> "executive", "coach"); empty for any other question."""
+    noun = copular_subject(question)
+    if noun:
+        return noun
+    doc = parse_syntax(" ".join(question.split()))
+    wh = next((token for token in doc if token.lower_ in WH_PHRASE_WORDS), None)
+    if wh is None or wh.head.pos_ not in {"VERB", "AUX"}:
+        return ""
+    for preposition in wh.head.children:
+        if preposition.dep_ == "prep" and preposition.lower_ == "as":
+            role = next((child for child in preposition.children if child.dep_ == "pobj"), None)
+            if role is not None and role.pos_ in {"NOUN", "PROPN"} and role.lemma_.lower() not in LIGHT_NOUNS:
+                return role.lemma_.lower()
+    return ""
+
+
 def _as_object(noun: Any) -> Any:
     """The "as" a noun is the object of ("as chief executive"), or None."""
     head = noun.head

@@ -45,7 +45,7 @@ import numpy
 
 from components.generation import logistic_model
 from components.generation.answer_evidence import WINDOW  # the confidence's window_share reads the same window
-from components.generation.equations import copular_subject, equated_names
+from components.generation.equations import asked_role, equated_names
 from components.generation.question_analysis import HOW_ADJECTIVE_LABELS, WH_WORDS, QuestionPart
 from components.generation.question_gap import (
     KIND_OF,
@@ -336,7 +336,7 @@ def question_context(part: QuestionPart, question_terms: frozenset[str]) -> Ques
         and part.kind in {"who", "what", "which", "where"}
         and VALUE_LABELS.isdisjoint(part.labels)
     )
-    role = copular_subject(part.text) if part.kind == "who" else ""
+    role = asked_role(part.text) if part.kind == "who" else ""
     return QuestionContext(
         flags,
         tuple(part.labels),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from components.generation.equations import copular_subject, equated_names
+from components.generation.equations import asked_role, copular_subject, equated_names
 from components.text.analyzer import terms
 from components.text.language import parse
 
@@ -48,6 +48,13 @@ def test_a_name_the_question_holds_is_not_its_answer() -> None:
 def test_the_asked_noun_is_the_other_side_of_a_copular_question() -> None:
     assert copular_subject("Who is the chief executive of Corvane Maps?") == "executive"
     assert copular_subject("Who founded Corvane Maps?") == ""
+
+
+def test_the_asked_role_is_a_copular_questions_noun_or_the_noun_of_the_wh_words_as() -> None:
+    assert asked_role("Who is the chief executive of Corvane Maps?") == "executive"
+    assert asked_role("Who heads Corvane Maps as chief executive?") == "executive"
+    assert asked_role("Who did Corvane Maps hire as its new coach?") == "coach"
+    assert asked_role("Who founded Corvane Maps?") == ""
 
 
 def test_a_name_in_the_nouns_own_phrase_is_not_equated_with_it() -> None:
