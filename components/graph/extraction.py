@@ -140,7 +140,7 @@ from components.text.pronouns import PERSON_PRONOUNS, PLURAL_PRONOUNS, THING_PRO
 logger = logging.getLogger(__name__)
 
 # Bump when the extractor's output changes: documents stamped with an older version are re-extracted.
-EXTRACTOR_VERSION = "spacy-70"
+EXTRACTOR_VERSION = "spacy-71"
 # The suffix of the stamp of a graph whose kinds were read without the embeddings (the model failed): not current.
 WITHOUT_EMBEDDINGS = "+without-embeddings"
 # Name vectors kept across documents (names repeat across a corpus): 4,096 names of 384 floats are 6 MB.
@@ -971,7 +971,10 @@ class LanguageExtractor(GraphExtractor):
         # A place's name the recogniser read whole may open with a title word ("St. Orvel", "Prince Varn Island"),
         # and a title word that only opens an office ("Technology" of "Chief Technology Officer", "Financial",
         # "Vice") ends a name as a word of it ("Orvel Technology", "Vell Financial"), not as a title.
-        while len(span) > 1 and title_word(span[0]) and kind != "place":
+        # So may an organisation's name of two words ("General Motors", "Premier Foods"): the word left alone would be
+        # a common word, not its name.
+        whole = kind == "place" or (kind == "organization" and len(span) == 2 and not title_word(span[1]))
+        while len(span) > 1 and title_word(span[0]) and not whole:
             span = span[1:]
         # Only as the name's own last word after a capitalised word of it: once a title is cut off its end ("Ana
         # Roe, Chief Financial Officer"), or after a lower-case word ("Ana Roe as Senior ..."), it opens an office.
