@@ -323,6 +323,7 @@ def date_clause_verb(span: Any) -> Any:
     date the parse hangs on a reported clause though it stands before that clause's subject, after the verb that
     reports it: "Varo said on Monday it would buy Quell" tells a saying of Monday; "said it would buy Quell on Monday"
     dates the buying, and in "said that on Monday it ..." the reported clause opens before the date."""
+    # `clause_reading.clause_verb`'s walk, written here: this module is below the graph's model, which that one is not.
     verb = span.root
     while verb.pos_ not in ("VERB", "AUX") and verb.head.i != verb.i:
         verb = verb.head

@@ -149,8 +149,8 @@ def split_name(span: Any, label: str) -> list[Any]:
     # a law's name); a pair of larger ones only ends a person's, an organisation's or a place's.
     small = score in (1, 3) and re.fullmatch(r"\d{1,2}[-–—]\d{1,2}", "".join(t.text for t in span[-score:])) is not None
     if score and (label in _NAMED_KINDS_WITHOUT_NUMBERS or (small and label != "PRODUCT")):
-        # A score or a range the recogniser ran the name on into ("Varnholm Rovers 2-1 on Saturday", "Ostby 3–0"):
-        # a person's, an organisation's or a place's name does not end in one.
+        # A score, a range or an amount the recogniser ran the name on into ("Varnholm Rovers 2-1 on Saturday",
+        # "Ostby 3–0", "Brevik Shipping 4 million"): the name stops before it.
         return split_name(doc[span.start : span.end - score], label)
     for token in span[1:-1]:
         spaced_dash = token.text in _SPACED_DASHES and token.whitespace_ and doc[token.i - 1].whitespace_
