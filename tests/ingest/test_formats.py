@@ -111,6 +111,13 @@ class TestText:
             "Ostby held Dalby to a draw . Dalby stay second .",
         ]
 
+    @pytest.mark.timeout(60)  # the pattern that tried every split took minutes here
+    def test_a_long_text_in_capitals_without_a_line_break_is_read_once(self) -> None:
+        # Read by a pattern that tried every split of the line, 300,000 capitals took minutes; read once, a blink.
+        raw = "SOCCER " * 50_000
+        document = convert_bytes(raw.encode(), "caps.txt")
+        assert document.text == raw.strip()
+
     def test_binary_and_empty_files_are_refused(self) -> None:
         with pytest.raises(ConversionError, match="binary"):
             convert_bytes(b"\x00\x01\x02text", "x.txt")

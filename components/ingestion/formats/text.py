@@ -16,7 +16,9 @@ if TYPE_CHECKING:
 _FIELD = re.compile(r"^(date|published|updated|source|url)\s*:\s*(\S.*)$", re.IGNORECASE)
 # Lines opening a text that end no sentence, or are written in capitals whatever closes them (a wire's "SOCCER - OSTBY
 # WIN ."), and are followed by a line starting like a new one: a headline, a dateline.
-_LEADING_LINES = re.compile(r"\A(?:(?:[^\n]*[^\s.!?:;,\"')\]”’]|[^a-z\n]*[A-Z][^a-z\n]*)\n(?=[A-Z0-9\"“`']))+")
+# (The capitals line is a lookahead then one run, so a long line is read once: two runs around a capital would try every
+# split of a line that never ends.)
+_LEADING_LINES = re.compile(r"\A(?:(?:[^\n]*[^\s.!?:;,\"')\]”’]|(?=[^a-z\n]*[A-Z])[^a-z\n]*)\n(?=[A-Z0-9\"“`']))+")
 
 
 def convert_text(data: bytes, filename: str, limits: IngestLimits | None = None) -> ConvertedDocument:
