@@ -61,8 +61,12 @@ _PARTS = {"first", "last", "one", "some", "many", "most", "all", "each", "half",
 def evidence_role(token: Any) -> str | None:
     """The role a name plays, as kind evidence: "s:found" (its predicate's subject, also "founded by X"), "p:bear"
     (a passive subject: "X was born"), "o:release" (an object), "i:in" (the object of a preposition), "g:board" (the
-    possessor of a noun: "X's board")."""
+    possessor of a noun: "X's board"). A name that premodifies a person's name, directly or through a title, plays
+    none of the person's roles: "Salvaro coach Miguel Arenas said" makes Arenas the speaker, Salvaro his club."""
     while token.dep_ in ("conj", "compound", "flat", "appos") and token.head.i != token.i:
+        # `token` is the root of a name, so the head of its compound is outside the name.
+        if token.dep_ == "compound" and _names_a_person(token.head):
+            return None
         token = token.head
     head = token.head
     if token.dep_ == "nsubj" and head.pos_ in ("VERB", "AUX"):
@@ -78,6 +82,14 @@ def evidence_role(token: Any) -> str | None:
     if token.dep_ == "poss" and head.pos_ in ("NOUN", "PROPN"):
         return f"g:{head.lemma_.lower()}"
     return None
+
+
+def _names_a_person(token: Any) -> bool:
+    """True when `token` is a word of a person's name, or a noun the parse gives a person's name in apposition
+    ("coach" of "Tarvik coach Emil Strand", parsed as "coach, Emil Strand")."""
+    return token.ent_type_ == "PERSON" or any(
+        child.dep_ == "appos" and child.ent_type_ == "PERSON" for child in token.children
+    )
 
 
 def subject_itself(token: Any) -> bool:

@@ -140,7 +140,7 @@ from components.text.pronouns import PERSON_PRONOUNS, PLURAL_PRONOUNS, THING_PRO
 logger = logging.getLogger(__name__)
 
 # Bump when the extractor's output changes: documents stamped with an older version are re-extracted.
-EXTRACTOR_VERSION = "spacy-71"
+EXTRACTOR_VERSION = "spacy-72"
 # The suffix of the stamp of a graph whose kinds were read without the embeddings (the model failed): not current.
 WITHOUT_EMBEDDINGS = "+without-embeddings"
 # Name vectors kept across documents (names repeat across a corpus): 4,096 names of 384 floats are 6 MB.
@@ -1136,8 +1136,14 @@ class LanguageExtractor(GraphExtractor):
                 if speaks(subject.head):
                     entity.evidence.spoke += 1
             # The first pronoun after the name in its sentence most often refers back to it ("Vell left, and her team
-            # followed"; "Quorra said its plant ..."): a person's or a thing's.
-            pronoun = next((t.lower_ for t in sentence.doc[mention.end : sentence.end] if t.pos_ == "PRON"), None)
+            # followed"; "Quorra said its plant ..."): a person's or a thing's. A person's pronoun after a person's
+            # name nearer to it is that person's ("Salvaro coach Miguel Arenas said his players ...").
+            after = next((t for t in sentence.doc[mention.end : sentence.end] if t.pos_ == "PRON"), None)
+            pronoun = after.lower_ if after is not None else None
+            if pronoun in PERSON_PRONOUNS and any(
+                mention.end <= o.start < after.i and o.root.ent_type_ == "PERSON" for o in row if o is not mention
+            ):
+                pronoun = None
             if pronoun in PERSON_PRONOUNS:
                 entity.evidence.pronouns["person"] += 1
             elif pronoun in THING_PRONOUNS:

@@ -165,6 +165,19 @@ class TestKindModel:
         )
         assert model.probabilities(told)["person"] > model.probabilities(plain)["person"]
 
+    def test_a_name_before_a_title_and_a_persons_name_is_not_the_person(self):
+        # "Tarvik coach Emil Strand said ... his ...": the club premodifies the coach's title; the speaker and the
+        # owner of "his" is Strand. Read as the subject of "said" with a person's pronoun after it, the club looked
+        # a person.
+        found = entities(
+            "Tarvik won the league title on Saturday. Tarvik coach Emil Strand said on Sunday his players were tired."
+        )
+        club = found["tarvik"].kind_evidence
+        assert club.roles == Counter({"s:win": 1}) and club.pronouns["person"] == 0
+        assert found["tarvik"].kind != "person"
+        assert found["emil strand"].kind_evidence.roles["s:say"] == 1
+        assert found["emil strand"].kind_evidence.pronouns["person"] == 1
+
     def test_a_title_right_before_a_name_is_person_evidence(self):
         found = entities("Chairman Orvel Tansy opened the Brightwater Loom plant in 2019. Tansy said it employs 300.")
         assert found["orvel tansy"].kind_evidence.titled == 1  # the title is evidence, not part of the name

@@ -314,7 +314,7 @@ def test_names_are_embedded_by_the_model_the_sentences_are(monkeypatch):
     assert set(asked) == {"all-MiniLM-L6-v2"}
 
 
-@pytest.mark.parametrize("name", ["news", "wire", "results", "business", "business2"])
+@pytest.mark.parametrize("name", ["news", "wire", "results", "business", "business2", "sport", "sport2"])
 def test_the_invented_check_sets_label_names_of_their_own_corpus_in_the_inventory(name):
     from pathlib import Path
 
