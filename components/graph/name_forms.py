@@ -144,6 +144,9 @@ def split_name(span: Any, label: str) -> list[Any]:
     lower-case "in" or "at" ("Harlow University in Ostby") end a name; a name that runs on past an initial ending a
     sentence ("at Google X. Treuille then ...": only a person's name has a middle initial) stops at the initial."""
     doc = span.doc
+    # No person's name opens with a number: a leaderboard's "138 Raul Ibarra" is a score before a name.
+    if label == "PERSON" and len(span) > 1 and re.fullmatch(r"[\d.,]+", span[0].text):
+        return split_name(doc[span.start + 1 : span.end], label)
     score = _score_at_end(span)
     # Any name but a product's ends before a score of two small numbers ("Lindby 3-0", which the recogniser read as
     # a law's name); a pair of larger ones only ends a person's, an organisation's or a place's.

@@ -380,6 +380,15 @@ class TestOnePerThing:
         assert [part.text for part in parts] == ["Orrin Vale", "Petra Lund"]
         assert [part.text for part in split_name(doc[0:5], "ORG")] == ["Orrin Vale and Petra Lund"]
 
+    def test_a_number_opening_a_persons_name_is_a_score_before_it(self):
+        from components.graph.name_forms import split_name
+        from components.text.language import analyse_text
+
+        _, doc = next(iter(analyse_text("138 Tomas Herrera ( Chile ) 70 68 , Kenji Aoyama ( Japan ) 69 69")))
+        # A leaderboard row, as the recogniser sometimes takes its score and name: one PERSON span.
+        assert [part.text for part in split_name(doc[0:3], "PERSON")] == ["Tomas Herrera"]
+        assert [part.text for part in split_name(doc[0:3], "ORG")] == ["138 Tomas Herrera"]  # "3 Suisses" may be one
+
     def test_a_name_and_its_longer_variant_are_two_names(self):
         from components.graph.name_forms import split_name
         from components.text.language import analyse_text
