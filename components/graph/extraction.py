@@ -140,7 +140,7 @@ from components.text.pronouns import PERSON_PRONOUNS, PLURAL_PRONOUNS, THING_PRO
 logger = logging.getLogger(__name__)
 
 # Bump when the extractor's output changes: documents stamped with an older version are re-extracted.
-EXTRACTOR_VERSION = "spacy-73"
+EXTRACTOR_VERSION = "spacy-74"
 # The suffix of the stamp of a graph whose kinds were read without the embeddings (the model failed): not current.
 WITHOUT_EMBEDDINGS = "+without-embeddings"
 # Name vectors kept across documents (names repeat across a corpus): 4,096 names of 384 floats are 6 MB.
@@ -990,6 +990,18 @@ class LanguageExtractor(GraphExtractor):
         while len(span) > 0 and span[0].lower_.rstrip(".") in GENERATIONAL:
             span = span[1:]
         if len(span) == 0:
+            return None
+        # A country's letters before a currency's sign and a number ("US $299", "HK $ 40") write an amount, not the
+        # country: no mention of a place.
+        doc = span.doc
+        if (
+            len(span) == 1
+            and span[0].is_upper
+            and len(span[0].text) <= 3
+            and span.end + 1 < len(doc)
+            and doc[span.end].is_currency
+            and doc[span.end + 1].like_num
+        ):
             return None
         # Trailing common words are not part of a name ("GloVe averages").
         while len(span) > 1 and span[-1].is_lower and span[-1].is_alpha and span[-1].pos_ != "PROPN":

@@ -10,6 +10,7 @@ noun at a name's end may tell its kind (`kind_of_noun`, `named_of_another_kind`)
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Iterable
 from typing import Any
 
@@ -298,11 +299,18 @@ GENERATIONAL = {"jr", "sr"}  # "Jr.", "Sr.": the end of a person's name, never a
 
 def a_measure(names: Any) -> bool:
     """True when every name written of an entity is a unit's, a currency's or a time zone's symbol, alone or with a
-    number and signs ("GB", "USD 23", "USD$23", "GMT +8"): a measure the tagger read as a name."""
+    number and signs ("GB", "USD 23", "USD$23", "GMT +8"), or an amount written with a currency's sign ("US $299",
+    "NZ$ 40"): a measure the tagger read as a name."""
     written = [name for name in names if names[name]] or list(names)
     return bool(written) and all(
-        (words := re.findall(r"[^\W\d_]+", name)) and all(word.lower() in _UNITS for word in words) for name in written
+        _amount(name) or ((words := re.findall(r"[^\W\d_]+", name)) and all(word.lower() in _UNITS for word in words))
+        for name in written
     )
+
+
+def _amount(name: str) -> bool:
+    """True when a currency's sign (Unicode's "Sc": $, €, £, ¥ ...) is followed by a number in `name`."""
+    return any(unicodedata.category(ch) == "Sc" and re.match(r"\s*\d", name[i + 1 :]) for i, ch in enumerate(name))
 
 
 def surnames(key: str) -> list[str]:
