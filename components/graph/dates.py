@@ -304,6 +304,7 @@ def _date_spans(sentence: Any) -> list[Any]:
         and not (len(ent) == 1 and ent.root.dep_ == "nummod" and ent.root.head.pos_ == "NOUN")
         and not _AGE_RE.search(ent.text)
         and not (ent.start > sentence.start and sentence.doc[ent.start - 1].lower_ in ("aged", "age"))
+        and not _age_after_a_name(ent)
     ]
     taken = {token.i for ent in spans for token in ent}
     for token in sentence:
@@ -316,6 +317,16 @@ def _date_spans(sentence: Any) -> list[Any]:
         ):
             spans.append(sentence.doc[token.i : token.i + 1])
     return sorted(spans, key=lambda span: span.start)
+
+
+def _age_after_a_name(ent: Any) -> bool:
+    """True for a bare number of one to three digits set off after a name, as news gives a person's age ("Tomas Keller,
+    52, ran ..."; "Dessau, 61, led ..."): the recogniser reads it as a date, which would be the year 1952."""
+    doc = ent.doc
+    if len(ent) != 1 or not ent.text.isdigit() or len(ent.text) > 3 or ent.start == 0:
+        return False
+    after = doc[ent.end] if ent.end < len(doc) else None
+    return ent.root.dep_ == "appos" or (doc[ent.start - 1].text == "," and after is not None and after.text == ",")
 
 
 def date_clause_verb(span: Any) -> Any:

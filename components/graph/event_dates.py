@@ -46,8 +46,26 @@ def participant_dates(sentence: Any, dates: list[DateMention], participant: Any)
         if verb.dep_ == "parataxis" and verb.head.i == date_verb.i:
             continue
         other.append(mention)
+    # A date the parse hangs on a noun of the clause ("fell 2 percent on Wednesday, its biggest drop since October")
+    # dates what that noun names; when the predicate has a date of its own, that one dates the event.
+    direct = [mention for mention in own if not _under_a_noun(mention_span(sentence, mention), verb)]
+    own = direct or own
     # A date in another conjunct of a coordination dates that conjunct's event, not this one.
     return [mention for mention in own or other if not _other_conjunct(participant, mention_span(sentence, mention))]
+
+
+def _under_a_noun(span: Any, verb: Any) -> bool:
+    """True when the walk from the date `span` up to `verb` passes a noun outside the date ("drop" of "its biggest
+    drop since October"), not only prepositions ("on Wednesday", "in the spring of 2020")."""
+    if span is None:
+        return False
+    inside = {token.i for token in span}
+    token = span.root
+    while token.i != verb.i and token.head.i != token.i:
+        token = token.head
+        if token.i != verb.i and token.i not in inside and token.pos_ in ("NOUN", "PROPN", "PRON"):
+            return True
+    return False
 
 
 def _other_conjunct(participant: Any, span: Any) -> bool:
