@@ -12,6 +12,7 @@ import pytest
 from components.graph.dates import FuzzyDate
 from components.graph.extraction import LanguageExtractor
 from pipelines.cli import main as cli_main
+from pipelines.evaluation.jsonl import load_jsonl
 from pipelines.evaluation.timelines import (
     GoldTimeline,
     TimelineEntry,
@@ -226,3 +227,23 @@ class TestEvalCommand:
         monkeypatch.setattr(questions, "main", lambda argv: seen.append(argv) or 0)
         assert cli_main(["eval", "set.jsonl", "--variants", "dense"]) == 0
         assert seen == [["set.jsonl", "--variants", "dense"]]
+
+
+@pytest.mark.parametrize("name", ["markets", "politics"])
+def test_the_invented_timeline_sets_hold_their_own_sentences_and_dates(name):
+    # Our own gold timelines (invented names): each gold sentence is its document's title or a sentence of its text,
+    # every date reads at a precision, and every entity is written in the corpus.
+    root = Path(__file__).resolve().parents[1] / "data"
+    corpus = {row["id"]: row for row in load_jsonl(root / f"invented_{name}_corpus.jsonl", ("id", "text", "date"))}
+    gold = load_jsonl(root / f"invented_{name}_timelines.jsonl", ("entity", "events"))
+    assert gold and all(record["events"] for record in gold)
+    text = " ".join(row["text"] for row in corpus.values())
+    for record in gold:
+        assert record["entity"] in text
+        for event in record["events"]:
+            assert event["date"].startswith("XXXX") or parse_gold_date(event["date"]) is not None, event
+            for mention in event["mentions"]:
+                document = corpus[mention["doc_id"]]
+                assert mention["sentence"] in document["text"], mention
+                assert mention["event_token"] in mention["sentence"], mention
+                assert (mention["sentence_id"] == 0) == (mention["sentence"] == document["title"]), mention
