@@ -326,7 +326,10 @@ def _age_after_a_name(ent: Any) -> bool:
     if len(ent) != 1 or not ent.text.isdigit() or len(ent.text) > 3 or ent.start == 0:
         return False
     after = doc[ent.end] if ent.end < len(doc) else None
-    return ent.root.dep_ == "appos" or (doc[ent.start - 1].text == "," and after is not None and after.text == ",")
+    if ent.root.dep_ == "appos":
+        return ent.root.head.pos_ == "PROPN"
+    named = ent.start >= 2 and doc[ent.start - 2].pos_ == "PROPN"
+    return named and doc[ent.start - 1].text == "," and after is not None and after.text == ","
 
 
 def date_clause_verb(span: Any) -> Any:
