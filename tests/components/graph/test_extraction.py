@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import datetime as dt
 import time
+from collections import Counter
 
 import pytest
 
 from components.graph.extraction import LanguageExtractor
 from components.graph.model import normalise_name
+from components.graph.name_forms import a_measure
 from components.knowledge_base.store import ChunkRecord
 from components.text.language import analyse_text
 from tests.components.graph.conftest import NORDVIK_2019, NORDVIK_2020, make_document
@@ -1456,11 +1458,11 @@ def test_an_amount_written_with_a_countrys_letters_is_no_place_and_no_entity():
     keys = {entity.key for entity in graph.entities}
     assert "qamo devices" in keys
     assert not keys & {"us", "hk", "us 299", "us 399", "hk 2999"}, keys
-    from collections import Counter
 
-    from components.graph.name_forms import a_measure
 
-    assert a_measure(Counter({"US $299": 1})) and a_measure(Counter({"NZ$ 40": 1}))
+def test_a_name_written_as_an_amount_is_a_measure():
+    # When the recogniser takes the amount into the name ("US $299" as one span), the entity is a measure.
+    assert a_measure(Counter({"US $299": 1})) and a_measure(Counter({"NZ$ 40": 1})) and a_measure(Counter({"€5": 1}))
     assert not a_measure(Counter({"Ostrava": 1})) and not a_measure(Counter({"Qamo $": 1}))
 
 
