@@ -229,7 +229,7 @@ class TestEvalCommand:
         assert seen == [["set.jsonl", "--variants", "dense"]]
 
 
-@pytest.mark.parametrize("name", ["markets", "politics"])
+@pytest.mark.parametrize("name", ["markets", "politics", "bailout"])
 def test_the_invented_timeline_sets_hold_their_own_sentences_and_dates(name):
     # Our own gold timelines (invented names): each gold sentence is its document's title or a sentence of its text,
     # every date reads at a precision, and every entity is written in the corpus.
