@@ -1565,11 +1565,14 @@ class LanguageExtractor(GraphExtractor):
             elif token.pos_ == "NOUN" and any(c.lower_ == "the" and c.dep_ == "det" for c in token.children):
                 if _names_its_own(token):
                     continue  # "the Talmont mobile device", "the 16GB version": it picks one out, it refers to none
+                # As a pronoun does, a description as subject continues the previous sentence's subject when that
+                # fits ("Harrow asked the Ostland government for a loan. ... the company had burned through ...").
                 noun = token.lemma_.lower()
                 kind = kind_of_noun(noun)
-                key = latest(lambda e, n=noun: n in e.type_nouns)
+                subject = is_subject(role)
+                key = in_focus(subject, lambda e, n=noun: n in e.type_nouns)
                 if key is None and kind not in (None, "person"):
-                    key = latest(lambda e, k=kind: e.kind() == k)
+                    key = in_focus(subject, lambda e, k=kind: e.kind() == k)
             # A name that is only a modifier does not stop a reference to it ("on the Nordvik website, the company
             # said"): the caller keeps one role per entity.
             if key is not None and key not in (k for k, _, _ in found):

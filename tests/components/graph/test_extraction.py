@@ -457,6 +457,24 @@ class TestWrittenExamples:
         assert "nordvik" in fact_for(graph, "The company said").entity_keys
         assert "talmont" not in fact_for(graph, "The company said").entity_keys
 
+    def test_a_description_as_subject_continues_the_previous_sentences_subject(self):
+        # "the company" is the subject of its clause: as a pronoun there would, it refers to the previous sentence's
+        # subject (Quarrow), not to the organisation named last ("the Ostvik government").
+        graph = extract(
+            "Quarrow Motors asked the Ostvik government on Tuesday for a loan. "
+            "Chief executive Lena Brandt told lawmakers that the company had lost 2 billion crowns in September.",
+            date=dt.date(2024, 11, 19),
+        )
+        lost = [f for f in graph.facts if f.text.startswith("Chief executive") and "quarrow motors" in f.entity_keys]
+        assert lost and lost[0].valid_at.iso() == "2024-09"
+        assert not any(f.text.startswith("Chief executive") and "ostvik" in f.entity_keys for f in graph.facts)
+        # Not a subject: the organisation named last, as before ("the company" is an object here).
+        graph = extract(
+            "Quarrow Motors asked the Ostvik Bank on Tuesday for a loan. Lena Brandt thanked the company in May.",
+            date=dt.date(2024, 11, 19),
+        )
+        assert "ostvik bank" in fact_for(graph, "Lena Brandt thanked").entity_keys
+
     def test_the_type_noun_the_text_gave_resolves_a_description(self):
         graph = extract(
             "Qdrant: a vector search engine written in Rust\n"
