@@ -1196,36 +1196,48 @@ class LanguageExtractor(GraphExtractor):
         known_names: Callable[[set[str]], set[str]] | None = None,
     ) -> None:
         """A mention whose word before it completes a longer name ("Face" after "Hugging", where the tagger read
-        "Hugging" as a verb and the recogniser took only the last word) is a mention of that name when the document
-        names it elsewhere, or when the graph knows it from other documents and the word is written capitalised (the
-        longer name is written out here, word for word); a name left with no mention goes."""
+        "Hugging" as a verb and the recogniser took only the last word), or whose capitalised word after it does
+        ("Delmont" before "Automotive", where the recogniser read the first word as a place), is a mention of that
+        name when the document names it elsewhere, or when the graph knows it from other documents and the word is
+        written capitalised (the longer name is written out here, word for word); a name left with no mention goes."""
 
-        def longer_of(mention: _Mention) -> str | None:
+        def longer_of(mention: _Mention) -> tuple[str, int, int] | None:
+            # The longer name and its span: with the word before, else with a capitalised word after.
             doc = mention.root.doc
-            if mention.start == 0 or not doc[mention.start - 1].is_alpha:
-                return None
-            longer = normalise_name(f"{doc[mention.start - 1].text} {doc[mention.start : mention.end].text}")
-            return None if longer == mention.key else longer
+            sentence_end = doc[mention.end - 1].sent.end
+            spans = []
+            if mention.start > 0 and doc[mention.start - 1].is_alpha:
+                spans.append((mention.start - 1, mention.end))
+            if mention.end < sentence_end and doc[mention.end].is_alpha and doc[mention.end].text[0].isupper():
+                spans.append((mention.start, mention.end + 1))
+            for start, end in spans:
+                longer = normalise_name(doc[start:end].text)
+                if longer != mention.key and (longer in entities or longer in known):
+                    return longer, start, end
+            return None
 
         known: set[str] = set()
         if known_names is not None:
-            asked = {
-                longer
-                for row in raw
-                for mention in row
-                if (longer := longer_of(mention)) and longer not in entities
-                if not mention.root.doc[mention.start - 1].is_lower
-            }
+            asked = set()
+            for row in raw:
+                for mention in row:
+                    doc = mention.root.doc
+                    if mention.start > 0 and doc[mention.start - 1].is_alpha and not doc[mention.start - 1].is_lower:
+                        asked.add(normalise_name(doc[mention.start - 1 : mention.end].text))
+                    if mention.end < len(doc) and doc[mention.end].is_alpha and doc[mention.end].text[0].isupper():
+                        asked.add(normalise_name(doc[mention.start : mention.end + 1].text))
+            asked -= set(entities)
             known = known_names(asked) if asked else set()
         created: set[str] = set()
         for row in raw:
             for mention in row:
-                longer = longer_of(mention)
-                if longer is None or (longer not in entities and longer not in known):
+                found = longer_of(mention)
+                if found is None:
                     continue
+                longer, start, end = found
                 doc = mention.root.doc
                 name = doc[mention.start : mention.end].text
-                whole = doc[mention.start - 1 : mention.end].text
+                whole = doc[start:end].text
                 if longer not in entities:  # the graph's name, written out here: this document names it too
                     entities[longer] = _DocEntity(longer)
                     entities[longer].evidence.names.append(whole)
@@ -1241,7 +1253,7 @@ class LanguageExtractor(GraphExtractor):
                             entities[longer].kinds.update(short.kinds)
                             entities[longer].type_nouns |= short.type_nouns
                             entities[longer].evidence.add(short.evidence)
-                mention.key, mention.start = longer, mention.start - 1
+                mention.key, mention.start, mention.end = longer, start, end
 
     @staticmethod
     def _junk(entities: dict[str, _DocEntity], sentences: list[Sentence], raw: list[list[_Mention]]) -> list[str]:

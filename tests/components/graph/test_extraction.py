@@ -305,6 +305,24 @@ class TestLanguageExtractor:
         graph = LanguageExtractor().extract(document, chunks, known_names=lambda keys: keys & {"moving kestrel"})
         assert "moving kestrel" not in {entity.key for entity in graph.entities}
 
+    def test_a_name_cut_before_a_capitalised_word_is_the_longer_name_the_graph_knows(self):
+        # The recogniser reads "Delmont" alone as a place and leaves "Automotive"; another document of the graph names
+        # "Delmont Automotive", and here the two words stand side by side: the mention is that name's, and no place
+        # "Delmont" is left beside it.
+        text = (
+            "Delmont Automotive buys Tarsk Trucks\n\n"
+            "Delmont Automotive agreed on Friday to buy the truck maker Tarsk Trucks for 2.3 billion crowns."
+        )
+        document, chunks = make_document("doc", text, dt.date(2025, 2, 14))
+        graph = LanguageExtractor().extract(document, chunks, known_names=lambda keys: keys & {"delmont automotive"})
+        assert "delmont" not in {entity.key for entity in graph.entities}
+        assert all("delmont automotive" in fact.entity_keys and "delmont" not in fact.entity_keys for fact in graph.facts)
+        # A word after the name written in lower case joins nothing.
+        text = "Delmont automotive sales rose on Friday, and Tarsk Trucks agreed to a merger."
+        document, chunks = make_document("doc", text, dt.date(2025, 2, 14))
+        graph = LanguageExtractor().extract(document, chunks, known_names=lambda keys: keys & {"delmont automotive"})
+        assert "delmont automotive" not in {entity.key for entity in graph.entities}
+
     @pytest.mark.parametrize(
         ("text", "name"),
         [
