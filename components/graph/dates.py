@@ -196,7 +196,13 @@ def resolve_date(
     part = _PART_OF_YEAR_RE.match(phrase.removeprefix("the "))
     if part and anchor is not None:
         return _part_of_year(part, anchor, previous, future)
-    phrase = _MODIFIER_RE.sub("", phrase).removeprefix("the ").strip()
+    bare = _MODIFIER_RE.sub("", phrase)
+    modified = bare != phrase
+    phrase = bare.removeprefix("the ").strip()
+    if modified and anchor is not None and phrase in ("year", "month"):
+        # "The end of the year", "the start of the month": the document's own year or month, as "the end of this
+        # year" is; a part of it is no more precise than the whole (TimeML's value of "later this year").
+        return FuzzyDate.from_date(anchor, phrase)
     if anchor is not None:  # "January of this year" -> "January 2019"
         phrase = _OF_YEAR_RE.sub(lambda m: f" {anchor.year + {'this': 0, 'last': -1, 'next': 1}[m.group(1)]}", phrase)
     relative_month = _RELATIVE_MONTH_RE.match(phrase)

@@ -113,6 +113,16 @@ class TestResolveDate:
     def test_precision_is_what_the_text_states(self, text, expected):
         assert resolve_date(text, ANCHOR).iso() == expected
 
+    @pytest.mark.parametrize(
+        ("text", "expected"),
+        [("at the end of the year", "2019"), ("the start of the month", "2019-02"), ("by the end of the month", "2019-02")],
+    )
+    def test_a_part_of_the_year_or_month_is_the_documents_own_at_that_precision(self, text, expected):
+        # "The end of the year" is this year, as "the end of this year" is; TimeML values a part of a period as the
+        # period ("later this year" is the year), so no month or day is claimed.
+        assert resolve_date(text, ANCHOR).iso() == expected
+        assert resolve_date("the year", ANCHOR) is None  # without a part named, "the year" is no date of its own
+
     @pytest.mark.parametrize("text", ["two weeks", "the 1990s", "recent years", "", "15 a year", "twice per month"])
     def test_durations_rates_and_vague_times_are_not_dates(self, text):
         assert resolve_date(text, ANCHOR) is None
