@@ -115,7 +115,11 @@ class TestResolveDate:
 
     @pytest.mark.parametrize(
         ("text", "expected"),
-        [("at the end of the year", "2019"), ("the start of the month", "2019-02"), ("by the end of the month", "2019-02")],
+        [
+            ("at the end of the year", "2019"),
+            ("the start of the month", "2019-02"),
+            ("by the end of the month", "2019-02"),
+        ],
     )
     def test_a_part_of_the_year_or_month_is_the_documents_own_at_that_precision(self, text, expected):
         # "The end of the year" is this year, as "the end of this year" is; TimeML values a part of a period as the

@@ -316,7 +316,9 @@ class TestLanguageExtractor:
         document, chunks = make_document("doc", text, dt.date(2025, 2, 14))
         graph = LanguageExtractor().extract(document, chunks, known_names=lambda keys: keys & {"delmont automotive"})
         assert "delmont" not in {entity.key for entity in graph.entities}
-        assert all("delmont automotive" in fact.entity_keys and "delmont" not in fact.entity_keys for fact in graph.facts)
+        assert all(
+            "delmont automotive" in fact.entity_keys and "delmont" not in fact.entity_keys for fact in graph.facts
+        )
         # A word after the name written in lower case joins nothing.
         text = "Delmont automotive sales rose on Friday, and Tarsk Trucks agreed to a merger."
         document, chunks = make_document("doc", text, dt.date(2025, 2, 14))
