@@ -172,6 +172,10 @@ def split_name(span: Any, label: str) -> list[Any]:
     for token in span[1:-1]:
         if token.lower_ == "and" and token.dep_ == "cc":
             left, right = doc[span.start : token.i], doc[token.i + 1 : span.end]
+            # The recogniser may take the article with the names ("the Zentra and Zentra Pro"): the first name
+            # starts after it.
+            if len(left) > 1 and left[0].lower_ in ("the", "a", "an"):
+                left = doc[left.start + 1 : left.end]
             repeated = len(right) > len(left) and right[0].lower_ == left[0].lower_
             if left[0].is_title and right[0].is_title and (label in ("PERSON", "GPE", "LOC") or repeated):
                 return [left, right]

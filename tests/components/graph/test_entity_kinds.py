@@ -396,6 +396,8 @@ class TestOnePerThing:
         _, doc = next(iter(analyse_text("The shop sells the Zentra and Zentra Pro laptops.")))
         span = doc[4:8]  # "Zentra and Zentra Pro", as the recogniser may take it: one ORG span
         assert [part.text for part in split_name(span, "ORG")] == ["Zentra", "Zentra Pro"]
+        # ... and so with the article the recogniser may take with them.
+        assert [part.text for part in split_name(doc[3:8], "ORG")] == ["Zentra", "Zentra Pro"]
         _, doc = next(iter(analyse_text("The shop sells Zentra and Vexo Labs laptops.")))
         assert [part.text for part in split_name(doc[3:7], "ORG")] == ["Zentra and Vexo Labs"]  # one name
 
