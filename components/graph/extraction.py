@@ -1201,32 +1201,35 @@ class LanguageExtractor(GraphExtractor):
         name when the document names it elsewhere, or when the graph knows it from other documents and the word is
         written capitalised (the longer name is written out here, word for word); a name left with no mention goes."""
 
-        def longer_of(mention: _Mention) -> tuple[str, int, int] | None:
-            # The longer name and its span: with the word before, else with a capitalised word after.
+        def sides(mention: _Mention) -> list[tuple[int, int, bool]]:
+            # The spans with the word before and with a capitalised word after (in the sentence), each with whether
+            # its added word is capitalised (only such a span may be a name the graph knows).
             doc = mention.root.doc
-            sentence_end = doc[mention.end - 1].sent.end
             spans = []
             if mention.start > 0 and doc[mention.start - 1].is_alpha:
-                spans.append((mention.start - 1, mention.end))
-            if mention.end < sentence_end and doc[mention.end].is_alpha and doc[mention.end].text[0].isupper():
-                spans.append((mention.start, mention.end + 1))
-            for start, end in spans:
-                longer = normalise_name(doc[start:end].text)
+                spans.append((mention.start - 1, mention.end, not doc[mention.start - 1].is_lower))
+            after = doc[mention.end] if mention.end < doc[mention.end - 1].sent.end else None
+            if after is not None and after.is_alpha and after.text[0].isupper():
+                spans.append((mention.start, mention.end + 1, True))
+            return spans
+
+        def longer_of(mention: _Mention) -> tuple[str, int, int] | None:
+            # The longer name and its span: with the word before, else with a capitalised word after.
+            for start, end, _ in sides(mention):
+                longer = normalise_name(mention.root.doc[start:end].text)
                 if longer != mention.key and (longer in entities or longer in known):
                     return longer, start, end
             return None
 
         known: set[str] = set()
         if known_names is not None:
-            asked = set()
-            for row in raw:
-                for mention in row:
-                    doc = mention.root.doc
-                    if mention.start > 0 and doc[mention.start - 1].is_alpha and not doc[mention.start - 1].is_lower:
-                        asked.add(normalise_name(doc[mention.start - 1 : mention.end].text))
-                    if mention.end < len(doc) and doc[mention.end].is_alpha and doc[mention.end].text[0].isupper():
-                        asked.add(normalise_name(doc[mention.start : mention.end + 1].text))
-            asked -= set(entities)
+            asked = {
+                normalise_name(mention.root.doc[start:end].text)
+                for row in raw
+                for mention in row
+                for start, end, capitalised in sides(mention)
+                if capitalised
+            } - set(entities)
             known = known_names(asked) if asked else set()
         created: set[str] = set()
         for row in raw:
