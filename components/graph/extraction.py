@@ -10,7 +10,7 @@ pipeline, one Doc per line of the document, shared with the splitter's sentence 
   a prepositional argument (or their possessor, apposition or conjunct), read from the dependency parse;
 - pronouns ("he", "it", "its") and definite descriptions ("the company", "the planemaker", "the engine") resolve
   to the entity of the document they refer to: by the type noun the text gave the entity, else by its kind, the
-  most recently named first;
+  most recently named first; as a subject, one continues the previous sentence's subject when that fits;
 - within a document, a surname or first name alone, an acronym in parentheses and an acronym of a longer name are
   that name's aliases, and so is a long name with its leading words as their acronym ("US Air Force"); across
   documents the graph store merges by normalised name and these aliases;
@@ -1526,9 +1526,9 @@ class LanguageExtractor(GraphExtractor):
         focus: list[str],
     ) -> list[tuple[str, str, Any]]:
         """The entities this sentence's pronouns and definite descriptions refer to (most recent fitting first),
-        each with the referring word's role and the word. A pronoun as subject ("It carries 300 passengers", "He
-        talked about ...") continues the previous sentence's subject (`focus`) when one fits: the centre of attention
-        stays."""
+        each with the referring word's role and the word. A pronoun or a description as subject ("It carries 300
+        passengers", "He talked about ...", "the company had lost ...") continues the previous sentence's subject
+        (`focus`) when one fits: the centre of attention stays."""
         named = {m.key for m in row}
         covered = {i for m in row for i in range(m.start, m.end)}
 
