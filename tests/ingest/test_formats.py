@@ -111,6 +111,28 @@ class TestText:
             "Ostby held Dalby to a draw . Dalby stay second .",
         ]
 
+    def test_rows_and_results_lines_stay_lines_and_a_wrapped_line_ending_in_a_figure_joins(self) -> None:
+        # A line ending in a figure with room for the next line's first word is a row its writer set on a line of
+        # its own; a wrapped line is full, so one ending in a figure still joins the next.
+        raw = (
+            "Ostby Rovers beat Dalby Town on Sunday to stay second in the league .\nResults on Sunday :\n"
+            "Ostby Rovers 2 Dalby Town 1\nKessby 0 Varnholm 3\n\nVarnholm 6 5 1 16\nOstby Rovers 6 4 2 14\n"
+            "Dalby Town 6 1 5 3\n\n"
+            "Ostby Rovers have won four of their six games in 2024\nand lost at home only once this season.\n\n"
+            "The club said its average attendance rose to 18,250\nDalby Town said theirs fell in the same season."
+        )
+        document = convert_bytes(raw.encode(), "results.txt")
+        assert document.text.split("\n\n") == [
+            "Ostby Rovers beat Dalby Town on Sunday to stay second in the league . Results on Sunday : Ostby Rovers 2 "
+            "Dalby Town 1",
+            "Kessby 0 Varnholm 3",
+            "Varnholm 6 5 1 16",
+            "Ostby Rovers 6 4 2 14",
+            "Dalby Town 6 1 5 3",
+            "Ostby Rovers have won four of their six games in 2024 and lost at home only once this season.",
+            "The club said its average attendance rose to 18,250 Dalby Town said theirs fell in the same season.",
+        ]
+
     @pytest.mark.timeout(60)  # the pattern that tried every split took minutes here
     def test_a_long_text_in_capitals_without_a_line_break_is_read_once(self) -> None:
         # Read by a pattern that tried every split of the line, 300,000 capitals took minutes; read once, a blink.

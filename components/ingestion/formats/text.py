@@ -19,6 +19,10 @@ _FIELD = re.compile(r"^(date|published|updated|source|url)\s*:\s*(\S.*)$", re.IG
 # (The capitals line is a lookahead then one run, so a long line is read once: two runs around a capital would try every
 # split of a line that never ends.)
 _LEADING_LINES = re.compile(r"\A(?:(?:[^\n]*[^\s.!?:;,\"')\]”’]|(?=[^a-z\n]*[A-Z])[^a-z\n]*)\n(?=[A-Z0-9\"“`']))+")
+# A line that ends in a figure, followed by one that starts with a capital or a figure: a row of a table, a results
+# line ("Ostby 2 Dalby 1"), a dateline. Such a break is the writer's, not a wrap, when the line had room for the next
+# line's first word (`_rows`).
+_ROW_BREAK = re.compile(r"(?<=\d)[ \t]*\n(?=[A-Z0-9])")
 
 
 def convert_text(data: bytes, filename: str, limits: IngestLimits | None = None) -> ConvertedDocument:
@@ -31,6 +35,7 @@ def convert_text(data: bytes, filename: str, limits: IngestLimits | None = None)
         parts = paragraphs(page)
         if page_number == 1 and parts and (heading := _LEADING_LINES.match(parts[0])):
             parts[:1] = [*heading.group().split("\n")[:-1], parts[0][heading.end() :]]
+        parts = [row for part in parts for row in _rows(part)]
         for position, paragraph in enumerate(parts):
             lines = [_FIELD.match(line.strip()) for line in paragraph.split("\n")]
             if page_number == 1 and position < 4 and all(lines):
@@ -49,3 +54,24 @@ def convert_text(data: bytes, filename: str, limits: IngestLimits | None = None)
         date=date,
         url=url if url and url.startswith(("http://", "https://")) else None,
     )
+
+
+def _rows(paragraph: str) -> list[str]:
+    """A paragraph cut at the line breaks its writer made after a figure (`_ROW_BREAK`): the rows of a table and the
+    lines of results that a wire story sets one under another, each a paragraph of its own, where joining the lines
+    as a wrapped paragraph's would run one row's names into the next row's ("Dalby 1 Kessby"). A wrapped line is
+    full: it breaks because the next word would not fit, so its length and the next word pass the paragraph's longest
+    line; a line with room for that word ended where its writer ended it, and so did one followed by another line
+    ending in a figure (rows of one table are of a length, and wrapped prose does not end line after line in one)."""
+    lines = paragraph.split("\n")
+    width = max(len(line.rstrip()) for line in lines)
+    pieces: list[str] = []
+    start = 0
+    for match in _ROW_BREAK.finditer(paragraph):
+        line = paragraph[paragraph.rfind("\n", 0, match.start()) + 1 : match.start()]
+        following = paragraph[match.end() :].split("\n", 1)[0].rstrip()
+        room = len(line.rstrip()) + 1 + len(following.split(maxsplit=1)[0]) <= width
+        if room or following[-1:].isdigit():
+            pieces.append(paragraph[start : match.start()])
+            start = match.end()
+    return [*pieces, paragraph[start:]]
