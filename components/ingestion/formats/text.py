@@ -1,5 +1,6 @@
-"""Plain text: paragraphs separated by blank lines; a short first line is the title, and `Date:` / `Source:`
-lines at the top give the date and URL, as in most plain-text notes."""
+"""Plain text: paragraphs separated by blank lines, their wrapped lines joined, but a row of a table or a line of
+results set on a line of its own stays one (`_rows`); a short first line is the title, and `Date:` / `Source:` lines
+at the top give the date and URL, as in most plain-text notes."""
 
 from __future__ import annotations
 
