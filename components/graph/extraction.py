@@ -140,7 +140,7 @@ from components.text.pronouns import PERSON_PRONOUNS, PLURAL_PRONOUNS, THING_PRO
 logger = logging.getLogger(__name__)
 
 # Bump when the extractor's output changes: documents stamped with an older version are re-extracted.
-EXTRACTOR_VERSION = "spacy-78"
+EXTRACTOR_VERSION = "spacy-79"
 # The suffix of the stamp of a graph whose kinds were read without the embeddings (the model failed): not current.
 WITHOUT_EMBEDDINGS = "+without-embeddings"
 # Name vectors kept across documents (names repeat across a corpus): 4,096 names of 384 floats are 6 MB.
@@ -1367,13 +1367,23 @@ class LanguageExtractor(GraphExtractor):
         # of the document has it.
         # A person's name written without its middle initial ("Petra Lindstrand" of "Petra K. Lindstrand") counts
         # as a part the same way (part_index 1).
-        parts = ((-1, ("person",)), (1, ("person",)), (0, ("person",)), (0, ("organization", "product")))
+        # A name the recogniser left unlabelled ("Nikolai Berov" in a results line) is written alone by its last
+        # word the same way ("Berov , who won the title ...") when that word is unlabelled too (part_index -2).
+        parts = (
+            (-1, ("person",)),
+            (-2, ("other",)),
+            (1, ("person",)),
+            (0, ("person",)),
+            (0, ("organization", "product")),
+        )
         for part_index, kinds in parts:
             owners: dict[str, list[str]] = {}
             for key, entity in entities.items():
                 if len(key.split()) >= 2 and entity.kind() in kinds:
                     if part_index == -1:
                         found = surnames(key)
+                    elif part_index == -2:
+                        found = [key.split()[-1]]
                     else:
                         found = [without_middle(key)] if part_index == 1 else [key.split()[0]]
                     for part in filter(None, found):
@@ -1392,7 +1402,7 @@ class LanguageExtractor(GraphExtractor):
                     fits = fits and (part_index != 0 or not named_of_another_kind(keys[0], short.kind()))
                     if fits and written_short and rarer:
                         redirect[part] = keys[0]
-                        which = {-1: "surname", 1: "name without its middle name"}.get(
+                        which = {-1: "surname", -2: "last word", 1: "name without its middle name"}.get(
                             part_index, "first name" if "person" in kinds else "first word"
                         )
                         reasons[part] = f"the {which} of {keys[0]}, the only full name of the document with it"

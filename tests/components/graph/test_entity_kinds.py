@@ -434,6 +434,16 @@ class TestOnePerThing:
         person = found["andrei zorvanek"]
         assert "zorvanek" in person.aliases and "surname" in person.reasons["zorvanek"]
 
+    def test_the_last_word_alone_joins_a_full_name_the_recogniser_left_unlabelled(self):
+        # In a results line the recogniser labels no kind for "Dimitar Kolev", so no surname alias waits for it; the
+        # story's "Kolev" alone, unlabelled too, is still that name.
+        found = entities(
+            "Second round 1 - Dimitar Kolev ( Bulgaria ) beat Joran Vik ( Norway ) 6-3 6-4\n\n"
+            "Kolev , who won the title two years ago , plays on Thursday ."
+        )
+        assert "kolev" not in found
+        assert "last word" in found["dimitar kolev"].reasons["kolev"]
+
     def test_a_company_named_after_a_person_is_not_the_persons_surname(self):
         # "Royle Holdings" is keyed "royle" (the designator dropped), but it is written as a company's name: it stays
         # its own organisation, and the founder stays a person.
