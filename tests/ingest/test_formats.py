@@ -133,6 +133,12 @@ class TestText:
             "The club said its average attendance rose to 18,250 Dalby Town said theirs fell in the same season.",
         ]
 
+    @pytest.mark.timeout(60)  # a guard: each row's line is read once (about a second here)
+    def test_a_long_table_is_cut_into_rows(self) -> None:
+        raw = "Ostby Rovers 6 4 2 14\n" * 100_000
+        document = convert_bytes(raw.encode(), "table.txt")
+        assert document.text.split("\n\n") == ["Ostby Rovers 6 4 2 14"] * 100_000
+
     @pytest.mark.timeout(60)  # the pattern that tried every split took minutes here
     def test_a_long_text_in_capitals_without_a_line_break_is_read_once(self) -> None:
         # Read by a pattern that tried every split of the line, 300,000 capitals took minutes; read once, a blink.

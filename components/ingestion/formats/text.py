@@ -70,7 +70,8 @@ def _rows(paragraph: str) -> list[str]:
     start = 0
     for match in _ROW_BREAK.finditer(paragraph):
         line = paragraph[paragraph.rfind("\n", 0, match.start()) + 1 : match.start()]
-        following = paragraph[match.end() :].split("\n", 1)[0].rstrip()
+        end = paragraph.find("\n", match.end())
+        following = paragraph[match.end() : end if end >= 0 else len(paragraph)].rstrip()
         room = len(line.rstrip()) + 1 + len(following.split(maxsplit=1)[0]) <= width
         if room or following[-1:].isdigit():
             pieces.append(paragraph[start : match.start()])
