@@ -12,8 +12,9 @@ pipeline, one Doc per line of the document, shared with the splitter's sentence 
   to the entity of the document they refer to: by the type noun the text gave the entity, else by its kind, the
   most recently named first; as a subject, one continues the previous sentence's subject when that fits;
 - within a document, a surname or first name alone, an acronym in parentheses and an acronym of a longer name are
-  that name's aliases, and so is a long name with its leading words as their acronym ("US Air Force"); across
-  documents the graph store merges by normalised name and these aliases;
+  that name's aliases, and so is a long name with its leading words as their acronym ("US Air Force") and the last
+  word of a name the recogniser left unlabelled, written alone and unlabelled too ("Berov" of a results line's
+  "Nikolai Berov"); across documents the graph store merges by normalised name and these aliases;
 - code identifiers and setting names (`QDRANT_URL`, `snake_case`, `CamelCase.method`, anything in backticks or a
   code block) are never entities.
 
