@@ -69,6 +69,30 @@ class TestKindModel:
             decision = model.decide(KindEvidence(names=["Quorra"], labels=Counter({"": 2}), roles=Counter(roles)))
             assert decision.kind == "other" and decision.confidence < 0.6
 
+    def test_what_the_text_calls_a_name_decides_where_the_model_is_less_sure_than_that_word_has_been_right(self):
+        # A model unsure between two kinds; the text calls the name a novelist.
+        model = KindModel(
+            ["organization", "person"], [[0.0] * len(FEATURES)] * 2, [0.1, 0.0], threshold=0.6, equated=0.89
+        )
+        called = KindEvidence(names=["Ines Corvalo"], labels=Counter({"organization": 1}), nouns={"novelist"})
+        decision = model.decide(called)
+        assert (decision.kind, decision.confidence) == ("person", 0.89)
+        assert "novelist" in decision.evidence and "what the text calls it (right 89%" in decision.evidence
+        # Without the measured word (an older model) or without a word, the model's own kind stands.
+        unmeasured = KindModel(["organization", "person"], [[0.0] * len(FEATURES)] * 2, [0.1, 0.0], threshold=0.6)
+        assert unmeasured.decide(called).kind == "other"
+        assert model.decide(KindEvidence(names=["Ines Corvalo"], labels=Counter({"organization": 1}))).kind == "other"
+        # Nouns of two kinds say nothing ("the publisher and novelist"), nor does a noun of no kind.
+        for nouns in ({"novelist", "publisher"}, {"stalwart"}):
+            evidence = KindEvidence(names=["Ines Corvalo"], labels=Counter({"organization": 1}), nouns=nouns)
+            assert model.decide(evidence).kind == "other", nouns
+        # A model surer of its own kind than the word has been right keeps it.
+        sure = KindModel(
+            ["organization", "person"], [[0.0] * len(FEATURES)] * 2, [4.0, 0.0], threshold=0.6, equated=0.89
+        )
+        decision = sure.decide(called)
+        assert decision.kind == "organization" and decision.confidence > 0.89
+
     def test_a_model_fitted_on_other_features_is_refused(self):
         with pytest.raises(ValueError, match="fit it again"):
             KindModel(["other"], [[0.0]], [0.0], 0.0, feature_names=["label:person"])
@@ -275,6 +299,16 @@ class TestKindsFromEvidence:
         )
         assert found["zorvex"].kind == "product"
         assert "database" in found["zorvex"].evidence
+
+    def test_what_the_text_calls_a_name_decides_its_kind_where_the_model_is_unsure(self):
+        # The recogniser reads the first as an organisation, and the model reads the second's name as a product.
+        for text, key in (
+            ("Passengers praised Kelvane, a leader of the industry, in 2019.", "kelvane"),
+            ("Critics praised Orsanna, a novelist from the north, in 2019.", "orsanna"),
+        ):
+            found = entities(text)[key]
+            assert found.kind == "person", text
+            assert found.confidence == default_kind_model().equated and "what the text calls it" in found.evidence
 
 
 class TestNoJunk:

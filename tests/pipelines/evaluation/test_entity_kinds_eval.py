@@ -165,6 +165,8 @@ def test_the_shipped_kind_model_is_fitted_on_tune_sets_only():
     fitted_on = shipped["fitted_on"]
     labels = {part["labels"] for part in fitted_on}
     assert labels == {"entity_kinds_demo.jsonl", "entity_kinds_apple.jsonl", "entity_kinds_squad_tune.jsonl"}
+    # The equated word's precision is measured on the same tune sets (`equated`), not on a check set.
+    assert 0.5 < shipped["equated"] < 1.0 and shipped["equated_fitted_on"] == fitted_on
     assert not any("airbus" in part["corpus"] for part in fitted_on)  # the news check corpus
     squad = next(part["corpus"] for part in fitted_on if part["corpus"].startswith("squad_dev_a/"))
     ids = dict(part.split("=", 1) for part in squad.partition("?")[2].split("&"))["ids"]
@@ -331,3 +333,61 @@ def test_the_invented_check_sets_label_names_of_their_own_corpus_in_the_inventor
     # Every word of a real name is written ("Erik Moe" as "brothers Erik and Johan Moe").
     written = set(" ".join(normalise_name(document["text"]) for document in documents).split())
     assert all(set(row["key"].split()) <= written for row in labels if row["kind"] != "junk")
+
+
+def test_the_fit_measures_how_often_the_kind_the_text_calls_an_entity_is_its_kind():
+    from collections import Counter
+
+    from components.graph.kinds import KindEvidence
+
+    def sample(nouns: set[str]) -> KindEvidence:
+        return KindEvidence(names=["Orla Vennick"], labels=Counter({"person": 1}), nouns=nouns)
+
+    labelled = [
+        (sample({"novelist"}), "person"),
+        (sample({"publisher"}), "organization"),
+        (sample({"company"}), "person"),  # the word misread: it counts against the word
+        (sample({"novelist", "company"}), "person"),  # two kinds: no kind of its own, not counted
+        (sample(set()), "place"),
+    ]
+    assert entity_kinds.equated_precision(labelled) == round(2 / 3, 3)
+    assert entity_kinds.equated_precision([(sample(set()), "place")]) is None
+
+
+def test_equated_measures_the_word_on_tune_sets_and_keeps_the_model_s_weights(tmp_path, monkeypatch, capsys):
+    from collections import Counter
+
+    from components.graph.kinds import DEFAULT_MODEL_PATH, KindEvidence, KindModel
+
+    def evidence(nouns: set[str]) -> KindEvidence:
+        return KindEvidence(names=["Orla Vennick"], labels=Counter({"person": 1}), nouns=nouns)
+
+    found = [
+        ("d1", "orla vennick", evidence({"novelist"}), None),
+        ("d1", "harrow house", evidence({"publisher"}), None),
+        ("d2", "quorra", evidence({"company"}), None),  # labelled a product: the word was wrong
+        ("d2", "tenbrook", evidence({"company"}), None),  # junk: no kind to be right or wrong about
+    ]
+    monkeypatch.setattr(entity_kinds, "samples", lambda documents, model, corpus_names=False: found)
+    monkeypatch.setattr(entity_kinds, "chosen_documents", lambda corpus, ids=None, sample=None: [])
+    labels = tmp_path / "labels.jsonl"
+    labels.write_text(
+        "".join(
+            json.dumps({"key": key, "kind": kind}) + "\n"
+            for key, kind in (
+                ("orla vennick", "person"),
+                ("harrow house", "organization"),
+                ("quorra", "product"),
+                ("tenbrook", "junk"),
+            )
+        ),
+        encoding="utf-8",
+    )
+    out = tmp_path / "kinds.json"
+    assert entity_kinds.main(["equated", "--corpus", "demo", "--labels", str(labels), "--out", str(out)]) == 0
+    written, shipped = (json.loads(p.read_text(encoding="utf-8")) for p in (out, DEFAULT_MODEL_PATH))
+    assert written["equated"] == round(2 / 3, 3)
+    assert written["equated_fitted_on"] == [{"corpus": "demo", "labels": "labels.jsonl"}]
+    assert written["coef"] == shipped["coef"] and written["threshold"] == shipped["threshold"]
+    assert KindModel.load(out).equated == round(2 / 3, 3)
+    assert "right 0.667 of the time" in capsys.readouterr().out
