@@ -17,7 +17,7 @@ from typing import Any
 from nameparser import HumanName
 
 from components.graph.kinds import KIND_NOUNS, TITLE_WORDS
-from components.graph.model import normalise_name
+from components.graph.model import DESIGNATORS, normalise_name
 
 MODEL = re.compile(r"^[A-Z]{0,3}-?\d{2,5}[A-Z]{0,3}s?$")
 # A one-digit designation ("Vexa 4", "Vexa 3XS") is a model only right after the name it designates.
@@ -143,7 +143,8 @@ def split_name(span: Any, label: str) -> list[Any]:
     """The names a recognised span holds: "A and B" of people or places is two names, and so is "Zentra and Zentra
     Pro" (the second repeats the first's first word); a dash set off by spaces ("Port Ulm - Vexcom") and a
     lower-case "in" or "at" ("Harlow University in Ostby") end a name; a name that runs on past an initial ending a
-    sentence ("at Google X. Treuille then ...": only a person's name has a middle initial) stops at the initial."""
+    sentence ("at Google X. Treuille then ...": only a person's name has a middle initial) stops at the initial; a
+    comma the parse reads as a list or an apposition ("Ostvara, Dellmoor") ends a name."""
     doc = span.doc
     # No person's name opens with a number: a leaderboard's "138 Raul Ibarra" is a score before a name.
     if label == "PERSON" and len(span) > 1 and re.fullmatch(r"[\d.,]+", span[0].text):
@@ -169,6 +170,20 @@ def split_name(span: Any, label: str) -> list[Any]:
     for token in span[1:-1]:
         if (label != "PERSON" or dangling) and INITIAL.match(token.text):
             return [doc[span.start : token.i + 1]]
+    # A comma ends a name where the parse sets the title-case word after it beside a word of the name before it
+    # ("Ostvara, Dellmoor": a list or an apposition the recogniser took as one span), unless that word is a company
+    # designator or a generational suffix ("Quillon Network, Inc.", "Tavin Orrell, Jr.") or the span is a whole list
+    # with its own "and" ("Servicing, Repair and Overhaul" names one thing).
+    if not any(token.dep_ == "cc" for token in span):
+        for token in span[1:-1]:
+            after = doc[token.i + 1]
+            beside = after.dep_ in ("conj", "appos") and span.start <= after.head.i < token.i
+            suffix = after.lower_.rstrip(".") in DESIGNATORS | GENERATIONAL
+            if token.text == "," and after.is_title and beside and not suffix:
+                left, right = doc[span.start : token.i], doc[token.i + 1 : span.end]
+                if len(left) > 1 and left[0].lower_ in ("the", "a", "an"):
+                    left = doc[left.start + 1 : left.end]
+                return [left, *split_name(right, label)]
     for token in span[1:-1]:
         if token.lower_ == "and" and token.dep_ == "cc":
             left, right = doc[span.start : token.i], doc[token.i + 1 : span.end]

@@ -414,6 +414,24 @@ class TestOnePerThing:
         assert [part.text for part in parts] == ["Orrin Vale", "Petra Lund"]
         assert [part.text for part in split_name(doc[0:5], "ORG")] == ["Orrin Vale and Petra Lund"]
 
+    def test_names_listed_with_a_comma_are_two_names(self):
+        from components.graph.name_forms import split_name
+        from components.text.language import analyse_text
+
+        # As the recogniser sometimes takes them: a list's or an apposition's names as one span.
+        _, doc = next(iter(analyse_text("Traders shipped grain from Ostvara, Dellmoor and the Varnish Republic.")))
+        assert [part.text for part in split_name(doc[4:7], "GPE")] == ["Ostvara", "Dellmoor"]
+        _, doc = next(iter(analyse_text("The ships sailed from Ostvara, Dellmoor to the Varnish Republic.")))
+        assert [part.text for part in split_name(doc[4:7], "GPE")] == ["Ostvara", "Dellmoor"]
+        # A designator or a generational suffix after the comma is part of the name ...
+        _, doc = next(iter(analyse_text("Quillon Network, Inc. opened an office.")))
+        assert [part.text for part in split_name(doc[0:4], "ORG")] == ["Quillon Network, Inc."]
+        _, doc = next(iter(analyse_text("Tavin Orrell, Jr. spoke on Monday.")))
+        assert [part.text for part in split_name(doc[0:4], "PERSON")] == ["Tavin Orrell, Jr."]
+        # ... and a span that holds a whole list with its "and" names one thing.
+        _, doc = next(iter(analyse_text("Kelmar Servicing, Repair and Overhaul opened a hangar.")))
+        assert [part.text for part in split_name(doc[0:6], "ORG")] == ["Kelmar Servicing, Repair and Overhaul"]
+
     def test_a_number_opening_a_persons_name_is_a_score_before_it(self):
         from components.graph.name_forms import split_name
         from components.text.language import analyse_text
