@@ -122,6 +122,7 @@ from components.graph.name_forms import (
     kind_of_noun,
     model_names,
     named_of_another_kind,
+    result_after,
     sequence_label,
     shortened,
     singular_name,
@@ -141,7 +142,7 @@ from components.text.pronouns import PERSON_PRONOUNS, PLURAL_PRONOUNS, THING_PRO
 logger = logging.getLogger(__name__)
 
 # Bump when the extractor's output changes: documents stamped with an older version are re-extracted.
-EXTRACTOR_VERSION = "spacy-81"
+EXTRACTOR_VERSION = "spacy-82"
 # The suffix of the stamp of a graph whose kinds were read without the embeddings (the model failed): not current.
 WITHOUT_EMBEDDINGS = "+without-embeddings"
 # Name vectors kept across documents (names repeat across a corpus): 4,096 names of 384 floats are 6 MB.
@@ -1172,6 +1173,8 @@ class LanguageExtractor(GraphExtractor):
                 and before.ent_type_ in ("", "PERSON")
             ):
                 entity.evidence.titled += 1
+            if result_after(sentence, mention.end, [other.end for other in row]):
+                entity.evidence.scored += 1
             around = [root.head] if root.head.i != root.i else []
             modifiers = ("amod", "compound", "appos", "nmod")
             around += [c for c in root.children if c.dep_ in modifiers and c.i < mention.start]

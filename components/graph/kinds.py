@@ -28,10 +28,11 @@ Evidence of one entity in one document (`KindEvidence`):
 `KindModel` combines them: a multinomial logistic regression over `features(evidence)` whose weights are fitted by
 `pipelines.evaluation.entity_kinds` on a labelled set and shipped in `entity_kinds.json`. The kind with the highest
 probability is kept when that probability reaches the model's threshold; below it the kind is "other" (the
-evidence is kept and shown): a weak or disagreeing entity is never given a confident wrong kind. One number beside the
-weights is measured rather than fitted: how often the one kind the nouns the text equates a name with name
-(`equated_kind`) is its kind on the tune samples (`equated`); where the model is less sure of its own kind than that,
-the text's word decides.
+evidence is kept and shown): a weak or disagreeing entity is never given a confident wrong kind. Two numbers beside
+the weights are measured rather than fitted: how often the one kind the nouns the text equates a name with name
+(`equated_kind`) is its kind on the tune samples (`equated`), and how often a name a result follows, which little says
+is a person's, is an organisation (`competes`, `competing`: "Dunharrow beat Brisk Vale 3-1"); where the model is less
+sure of its own kind than that, the text's word, else the result, decides.
 """
 
 from __future__ import annotations
@@ -172,6 +173,14 @@ def kind_of_noun(noun: str) -> str | None:
     return found
 
 
+def competes(evidence: KindEvidence) -> bool:
+    """True when a result follows the entity's name ("Varnholm 2 Ostby 1") and little says it is a person (the
+    recogniser's person label on no more than half its mentions, no title before it): what competes and is scored
+    without being a person is mostly a team."""
+    persons = evidence.labels["person"]
+    return evidence.scored > 0 and persons * 2 <= sum(evidence.labels.values()) and not evidence.titled
+
+
 def equated_kind(evidence: KindEvidence) -> str | None:
     """The one kind the nouns the text equates the entity with name ("Ines Corrado, the novelist", "her publisher
     Harrow House", "Force Ouvrière, a union"), or None when they name none or more than one."""
@@ -192,6 +201,7 @@ class KindEvidence:
     pronouns: Counter = field(default_factory=Counter)  # "person" / "thing": the first pronoun after a mention
     titled: int = 0  # mentions right after a title or an office ("Dr", "CEO", "President")
     spoke: int = 0  # mentions that are the subject of a verb of saying ("Vennick said", "Quillon announced")
+    scored: int = 0  # mentions with a result after them ("Varnholm 2 Ostby 1", "Ostby 3-1": `result_after`)
     # The embeddings of its fullest name and (the normalised mean) of the sentences that mention it, set by the
     # extractor once the document is read; None without an embedding model.
     name_vector: Any = field(default=None, repr=False, compare=False)
@@ -211,6 +221,7 @@ class KindEvidence:
         self.pronouns.update(other.pronouns)
         self.titled += other.titled
         self.spoke += other.spoke
+        self.scored += other.scored
         self.listed += [name for name in other.listed if name not in self.listed]
 
     def summary(self) -> str:
@@ -227,6 +238,8 @@ class KindEvidence:
             parts.append(f"after a title {self.titled}")
         if self.spoke:
             parts.append(f"speaks {self.spoke}")
+        if self.scored:
+            parts.append(f"a result after it {self.scored}")
         if self.pronouns:
             # What was counted, not a claim that the pronoun is the name's: it may be another name's ("Vennick joined
             # Quillon, and its shares rose").
@@ -413,6 +426,7 @@ class KindModel:
         readers: dict[str, EmbeddingReader] | None = None,
         parts: tuple[str, ...] | None = None,
         equated: float | None = None,
+        competing: float | None = None,
     ) -> None:
         # An older model (`kinds-6` and before read no embeddings) would fail on the first entity: refuse it now.
         named = f"The entity-kind model {version}".rstrip()
@@ -427,6 +441,9 @@ class KindModel:
         # How often the kind the text equates an entity with (`equated_kind`) is its kind, on the samples the model
         # was fitted on: where the model is less sure than that of a kind of its own, the text's word decides.
         self.equated = equated
+        # How often an entity that `competes` is an organisation, on the same samples: where the model is less sure
+        # than that of another kind (and the text calls it nothing of one kind), it is an organisation.
+        self.competing = competing
         # The embedding parts it reads (`EMBEDDING_PARTS`), each by its reader or the one of `READ_BY`.
         self.parts = tuple(parts) if parts is not None else tuple(self.readers)
         if any(part not in EMBEDDING_PARTS or READ_BY.get(part, part) not in self.readers for part in self.parts):
@@ -467,6 +484,7 @@ class KindModel:
                 {part: EmbeddingReader(**reader) for part, reader in (data.get("readers") or {}).items()},
                 data.get("parts"),
                 data.get("equated"),
+                data.get("competing"),
             )
         except (KeyError, TypeError, ValueError) as exc:
             where = f" at {path}" if path else ""
@@ -501,6 +519,12 @@ class KindModel:
         if said and self.equated is not None and said != kind and confidence < self.equated:
             kind, confidence = said, self.equated
             decided_by = f"kind {said}: what the text calls it (right {self.equated:.0%} of the time when fitted)"
+        elif not said and self.competing is not None and kind != "organization" and confidence < self.competing:
+            if competes(evidence):
+                kind, confidence = "organization", self.competing
+                decided_by = (
+                    f"kind organization: a result follows its name (right {self.competing:.0%} of the time when fitted)"
+                )
         # What the embeddings read, shown with the rest: "name reads person 0.81; sentences read place 0.56".
         read = [
             f"{_READS.get(part, part + ' read')} {top} {p:.2f}"
@@ -535,4 +559,5 @@ def to_json(model: KindModel) -> dict[str, Any]:
         "readers": {part: reader.to_json() for part, reader in model.readers.items()},
         "parts": list(model.parts),
         "equated": model.equated,
+        "competing": model.competing,
     }

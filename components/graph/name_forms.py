@@ -110,6 +110,46 @@ def _beside_a_figure(token: Any, sentence: Any) -> bool:
     return any(sentence.start <= i < sentence.end and doc[i].is_digit for i in (token.i - 1, token.i + 1))
 
 
+# A result written after a name: a small bare number or a score ("Varnholm 2", "Ostby 3-1").
+_RESULT_FIGURE = re.compile(r"\d{1,3}(?:[-–]\d{1,3})?")
+_SCORE = re.compile(r"\d{1,2}[-–]\d{1,2}")
+_NOT_RESULTS = {"TIME", "MONEY", "PERCENT", "QUANTITY", "ORDINAL"}
+
+
+def _figures_after(doc: Any, end: int, stop: int) -> list[str]:
+    """The small bare numbers that follow one another right after token `end` (up to `stop`), a score the tokenizer
+    split at its dash joined again: a result or a table's row after a name ("Varnholm 2", "Ostby 3-1", "Dalby United
+    12 8 25"); none when a word follows the name. A figure the recogniser took into the name or read as a date ("12
+    8 25") counts; a part of an amount, a share or a measure does not."""
+    figures: list[str] = []
+    joined = False
+    for token in doc[end:stop]:
+        if token.text in _SPACED_DASHES and figures and not joined and not token.whitespace_:
+            joined = not doc[token.i - 1].whitespace_
+            if joined:
+                continue
+        if not (_RESULT_FIGURE.fullmatch(token.text) and token.ent_type_ not in _NOT_RESULTS):
+            break
+        if joined:
+            figures[-1] += "-" + token.text
+        else:
+            figures.append(token.text)
+        joined = False
+    return figures
+
+
+def result_after(sentence: Any, end: int, others: Iterable[int]) -> bool:
+    """True when the name ending before token `end` has a result after it in its sentence: a score ("Ostby 3-1"), a
+    row of figures ("Dalby United 12 8 25"), or a figure where another name of the sentence (ending before the
+    tokens `others`) has one too ("Varnholm 2 Ostby 1"). What competes and is scored is most often a team."""
+    figures = _figures_after(sentence.doc, end, sentence.end)
+    if not figures:
+        return False
+    if len(figures) >= 2 or _SCORE.fullmatch(figures[0]):
+        return True
+    return any(_figures_after(sentence.doc, other, sentence.end) for other in others if other != end)
+
+
 INITIAL = re.compile(r"^[A-Z]\.$")
 
 

@@ -7,6 +7,9 @@ corpus is extracted with the graph's `LanguageExtractor`; every entity the graph
 
 - `fit --corpus demo --labels L.jsonl` fits the multinomial logistic regression and its "other" threshold on the
   tune set and writes `components/graph/entity_kinds.json`;
+- `equated` and `competing` measure, on labelled tune sets, how often the kind the text equates an entity with
+  is right and how often an entity with a result after its name (`kinds.competes`) is an organisation, and write
+  that number into the model (its weights kept): where the model is less sure of another kind, that kind decides;
 - `check --corpus C --labels L.jsonl` reports, per corpus entity (the most confident document's kind, as the
   graph store keeps it): kinds correct among the kept entities (all kinds, and person / organization / place /
   other), the junk share, the share of labelled real entities kept, the share of the kept real ones given a wrong
@@ -47,6 +50,7 @@ from components.graph.kinds import (
     EmbeddingReader,
     KindEvidence,
     KindModel,
+    competes,
     embedding_vectors,
     equated_kind,
     features,
@@ -237,6 +241,9 @@ def fit(
     equated = equated_precision(labelled)
     if equated is not None:
         print(f"the kind of the nouns the text equates an entity with: right {equated:.3f} of the time")
+    competing = competing_precision(labelled)
+    if competing is not None:
+        print(f"an organisation where a result follows the name: right {competing:.3f} of the time")
     return KindModel(
         classes,
         regression.coef_.tolist(),
@@ -247,6 +254,7 @@ def fit(
         readers=readers,
         parts=read,
         equated=equated,
+        competing=competing,
     )
 
 
@@ -256,6 +264,13 @@ def equated_precision(labelled: list[tuple[KindEvidence, str]]) -> float | None:
     said = [(equated_kind(evidence), kind) for evidence, kind in labelled]
     said = [(named, kind) for named, kind in said if named]
     return round(sum(named == kind for named, kind in said) / len(said), 3) if said else None
+
+
+def competing_precision(labelled: list[tuple[KindEvidence, str]]) -> float | None:
+    """How often a labelled sample that `competes` (a result after its name, nothing saying it is a person) is an
+    organisation (None without any such sample): the confidence `KindModel.decide` gives that kind."""
+    kinds = [kind for evidence, kind in labelled if competes(evidence)]
+    return round(sum(kind == "organization" for kind in kinds) / len(kinds), 3) if kinds else None
 
 
 def _fit_readers(
@@ -387,11 +402,11 @@ def score(
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m pipelines.evaluation.entity_kinds")
-    parser.add_argument("action", choices=("fit", "equated", "check", "dump"))
+    parser.add_argument("action", choices=("fit", "equated", "competing", "check", "dump"))
     parser.add_argument("--corpus", action="append", help="'demo' or a corpus JSONL (repeat with --labels)")
     parser.add_argument("--labels", type=Path, action="append", help="labelled keys JSONL, one per --corpus")
     parser.add_argument(
-        "--out", type=Path, default=DEFAULT_MODEL_PATH, help="where `fit` and `equated` write the model"
+        "--out", type=Path, default=DEFAULT_MODEL_PATH, help="where `fit`, `equated` and `competing` write the model"
     )
     parser.add_argument(
         "--model",
@@ -446,7 +461,7 @@ def _run(args: argparse.Namespace) -> int:
         return 0
     if not args.labels or len(args.labels) != len(corpora):
         raise EvaluationInputError("give one --labels file per --corpus")
-    model = KindModel.neutral() if args.action in ("fit", "equated") else chosen
+    model = KindModel.neutral() if args.action in ("fit", "equated", "competing") else chosen
     sets = [
         (samples(chosen_documents(corpus, args.ids, args.sample), model, args.corpus_names), load_labels(labels))
         for corpus, labels in zip(corpora, args.labels, strict=True)
@@ -471,22 +486,25 @@ def _run(args: argparse.Namespace) -> int:
         for (part, part_labels), corpus in zip(sets, corpora, strict=True):
             print(corpus, json.dumps(score(part, part_labels, fitted), ensure_ascii=False))
         return 0
-    if args.action == "equated":
-        # The one number of a model that its weights do not give: measured on tune corpora, written into the model
+    if args.action in ("equated", "competing"):
+        # The numbers of a model that its weights do not give: measured on tune corpora, written into the model
         # (its weights kept as they were fitted).
         labels = {key: kind for _, part in sets for key, kind in part.items()}
-        precision = equated_precision(
-            [(ev, labels[key]) for part, _ in sets for _, key, ev, _ in part if labels.get(key) in KINDS]
-        )
+        labelled = [(ev, labels[key]) for part, _ in sets for _, key, ev, _ in part if labels.get(key) in KINDS]
+        measure, said = {
+            "equated": (equated_precision, "the kind of the nouns the text equates an entity with"),
+            "competing": (competing_precision, "an organisation where a result follows the name"),
+        }[args.action]
+        precision = measure(labelled)
         written = json.loads((args.model or DEFAULT_MODEL_PATH).read_text(encoding="utf-8"))
-        written["equated"] = precision
-        written["equated_fitted_on"] = [
+        written[args.action] = precision
+        written[f"{args.action}_fitted_on"] = [
             {"corpus": _corpus_name(corpus, args.ids, args.sample), "labels": labels.name}
             for corpus, labels in zip(corpora, args.labels, strict=True)
         ]
         KindModel.load_json(written)  # still a model this version reads
         args.out.write_text(json.dumps(written, indent=1) + "\n", encoding="utf-8")
-        print(f"the kind of the nouns the text equates an entity with: right {precision} of the time ({args.out})")
+        print(f"{said}: right {precision} of the time ({args.out})")
         return 0
     for (part, part_labels), corpus in zip(sets, corpora, strict=True):
         print(corpus, json.dumps(score(part, part_labels), ensure_ascii=False, indent=1))

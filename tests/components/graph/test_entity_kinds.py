@@ -93,6 +93,64 @@ class TestKindModel:
         decision = sure.decide(called)
         assert decision.kind == "organization" and decision.confidence > 0.89
 
+    def test_a_result_after_a_name_makes_it_an_organisation_where_the_model_is_less_sure_than_that_has_been_right(self):
+        # A model that reads the name as a place, not sure of it; a result follows the name twice.
+        model = KindModel(
+            ["organization", "place"], [[0.0] * len(FEATURES)] * 2, [0.0, 0.1], threshold=0.4, competing=0.8
+        )
+        scored = KindEvidence(names=["Varnholm"], labels=Counter({"place": 2}), scored=2)
+        decision = model.decide(scored)
+        assert (decision.kind, decision.confidence) == ("organization", 0.8)
+        assert (
+            "a result after it 2" in decision.evidence and "a result follows its name (right 80%" in decision.evidence
+        )
+        # A person's label on most mentions or a title before the name says a person competes (one label of two
+        # does not: the recogniser reads a club's name as a person's now and then); without a result nothing competes.
+        assert (
+            model.decide(KindEvidence(names=["Varnholm"], labels=Counter({"place": 1, "person": 1}), scored=1)).kind
+            == "organization"
+        )
+        for evidence in (
+            KindEvidence(names=["Varnholm"], labels=Counter({"place": 1, "person": 2}), scored=1),
+            KindEvidence(names=["Varnholm"], labels=Counter({"place": 2}), scored=1, titled=1),
+            KindEvidence(names=["Varnholm"], labels=Counter({"place": 2})),
+        ):
+            assert model.decide(evidence).kind == "place", evidence
+        # Without the measured number (an older model) the model's kind stands, and so where it is surer than that.
+        unmeasured = KindModel(["organization", "place"], [[0.0] * len(FEATURES)] * 2, [0.0, 0.1], threshold=0.4)
+        assert unmeasured.decide(scored).kind == "place"
+        sure = KindModel(
+            ["organization", "place"], [[0.0] * len(FEATURES)] * 2, [0.0, 4.0], threshold=0.4, competing=0.8
+        )
+        assert sure.decide(scored).kind == "place"
+        # What the text calls the name decides before the result does.
+        called = KindEvidence(names=["Varnholm"], labels=Counter({"place": 2}), scored=1, nouns={"town"})
+        said = KindModel(
+            ["organization", "place"],
+            [[0.0] * len(FEATURES)] * 2,
+            [0.0, 0.1],
+            threshold=0.4,
+            equated=0.89,
+            competing=0.8,
+        )
+        assert said.decide(called).kind == "place"
+
+    def test_a_result_after_a_name_is_a_score_a_row_of_figures_or_figures_after_two_names(self):
+        from components.graph.name_forms import result_after
+        from components.text.language import analyse_text
+
+        def scored(text: str, *names: tuple[int, int]) -> list[bool]:
+            _, doc = next(iter(analyse_text(text)))
+            sentence = doc[:]  # the line as one sentence
+            return [result_after(sentence, end, [e for _, e in names]) for _, end in names]
+
+        assert scored("Ostby beat Dalby 3-1 on Saturday.", (0, 1), (2, 3)) == [False, True]
+        assert scored("Dalby United 12 8 25 and Ostby City 12 7 22.", (0, 2), (6, 8)) == [True, True]
+        assert scored("Varnholm 2 Ostby 1 on Saturday.", (0, 1), (2, 3)) == [True, True]
+        # One figure after one name is no result ("Varnholm 2 ships"); nor is a number after a word.
+        assert scored("Varnholm sold 2 ships to Ostby in May.", (0, 1), (5, 6)) == [False, False]
+        assert scored("Varnholm 2 left the port of Ostby in May.", (0, 1), (6, 7)) == [False, False]
+
     def test_a_model_fitted_on_other_features_is_refused(self):
         with pytest.raises(ValueError, match="fit it again"):
             KindModel(["other"], [[0.0]], [0.0], 0.0, feature_names=["label:person"])
@@ -309,6 +367,12 @@ class TestKindsFromEvidence:
             found = entities(text)[key]
             assert found.kind == "person", text
             assert found.confidence == default_kind_model().equated and "what the text calls it" in found.evidence
+
+    def test_a_name_a_result_follows_is_an_organisation_where_the_model_is_unsure(self):
+        # The recogniser gives the name no label and the model reads it as a place, not sure of it.
+        found = entities("Dunharrow beat Brisk Vale 3-1 on Saturday to go top of the northern league.")["brisk vale"]
+        assert found.kind == "organization" and found.confidence == default_kind_model().competing
+        assert "a result after it 1" in found.evidence and "a result follows its name" in found.evidence
 
 
 class TestNoJunk:

@@ -167,6 +167,16 @@ def test_the_shipped_kind_model_is_fitted_on_tune_sets_only():
     assert labels == {"entity_kinds_demo.jsonl", "entity_kinds_apple.jsonl", "entity_kinds_squad_tune.jsonl"}
     # The equated word's precision is measured on the same tune sets (`equated`), not on a check set.
     assert 0.5 < shipped["equated"] < 1.0 and shipped["equated_fitted_on"] == fitted_on
+    # A result after a name is measured on them and on the tune halves of the invented sets (one document id of
+    # each set's half named each, by the fixed-seed split of docs/entities.md), none of a check set or half.
+    competing_on = shipped["competing_fitted_on"]
+    assert 0.5 < shipped["competing"] < 1.0 and all(part in competing_on for part in fitted_on)
+    invented = {part["corpus"] for part in competing_on if part["labels"].startswith("entity_kinds_invented_")}
+    tune_halves = {
+        "roundup": "r[146]$", "realnames": "n[146]$", "sport": "g[146]$", "sport2": "h[45]$", "wire": "w2$",
+        "results": "x2$", "news": "h[1478]$", "business": "b2$", "business2": "f2$",
+    }  # fmt: skip
+    assert invented == {f"data/invented_{name}_corpus.jsonl?ids={ids}" for name, ids in tune_halves.items()}
     assert not any("airbus" in part["corpus"] for part in fitted_on)  # the news check corpus
     squad = next(part["corpus"] for part in fitted_on if part["corpus"].startswith("squad_dev_a/"))
     ids = dict(part.split("=", 1) for part in squad.partition("?")[2].split("&"))["ids"]
@@ -390,4 +400,62 @@ def test_equated_measures_the_word_on_tune_sets_and_keeps_the_model_s_weights(tm
     assert written["equated_fitted_on"] == [{"corpus": "demo", "labels": "labels.jsonl"}]
     assert written["coef"] == shipped["coef"] and written["threshold"] == shipped["threshold"]
     assert KindModel.load(out).equated == round(2 / 3, 3)
+    assert "right 0.667 of the time" in capsys.readouterr().out
+
+
+def test_the_fit_measures_how_often_a_name_a_result_follows_is_an_organisation():
+    from collections import Counter
+
+    from components.graph.kinds import KindEvidence
+
+    def sample(scored: int, labels: dict[str, int]) -> KindEvidence:
+        return KindEvidence(names=["Varnholm"], labels=Counter(labels), scored=scored)
+
+    labelled = [
+        (sample(1, {"": 2}), "organization"),
+        (sample(2, {"place": 1, "person": 1}), "organization"),  # one person's label of two: it still competes
+        (sample(1, {"place": 2}), "place"),  # a country's team, labelled a place: counts against the rule
+        (sample(1, {"person": 3}), "person"),  # a person's name with a score after it: no competitor counted
+        (sample(0, {"": 1}), "place"),  # no result after it
+    ]
+    assert entity_kinds.competing_precision(labelled) == round(2 / 3, 3)
+    assert entity_kinds.competing_precision([(sample(0, {"": 1}), "place")]) is None
+
+
+def test_competing_measures_the_rule_on_tune_sets_and_keeps_the_model_s_weights(tmp_path, monkeypatch, capsys):
+    from collections import Counter
+
+    from components.graph.kinds import DEFAULT_MODEL_PATH, KindEvidence, KindModel
+
+    def evidence(scored: int) -> KindEvidence:
+        return KindEvidence(names=["Varnholm"], labels=Counter({"": 1}), scored=scored)
+
+    found = [
+        ("d1", "varnholm", evidence(2), None),
+        ("d1", "ostby", evidence(1), None),
+        ("d2", "dalby", evidence(1), None),  # labelled a place: the rule was wrong
+        ("d2", "round 9", evidence(1), None),  # junk: no kind to be right or wrong about
+    ]
+    monkeypatch.setattr(entity_kinds, "samples", lambda documents, model, corpus_names=False: found)
+    monkeypatch.setattr(entity_kinds, "chosen_documents", lambda corpus, ids=None, sample=None: [])
+    labels = tmp_path / "labels.jsonl"
+    labels.write_text(
+        "".join(
+            json.dumps({"key": key, "kind": kind}) + "\n"
+            for key, kind in (
+                ("varnholm", "organization"),
+                ("ostby", "organization"),
+                ("dalby", "place"),
+                ("round 9", "junk"),
+            )
+        ),
+        encoding="utf-8",
+    )
+    out = tmp_path / "kinds.json"
+    assert entity_kinds.main(["competing", "--corpus", "demo", "--labels", str(labels), "--out", str(out)]) == 0
+    written, shipped = (json.loads(p.read_text(encoding="utf-8")) for p in (out, DEFAULT_MODEL_PATH))
+    assert written["competing"] == round(2 / 3, 3)
+    assert written["competing_fitted_on"] == [{"corpus": "demo", "labels": "labels.jsonl"}]
+    assert written["coef"] == shipped["coef"] and written["equated"] == shipped["equated"]
+    assert KindModel.load(out).competing == round(2 / 3, 3)
     assert "right 0.667 of the time" in capsys.readouterr().out
