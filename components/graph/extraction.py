@@ -142,7 +142,7 @@ from components.text.pronouns import PERSON_PRONOUNS, PLURAL_PRONOUNS, THING_PRO
 logger = logging.getLogger(__name__)
 
 # Bump when the extractor's output changes: documents stamped with an older version are re-extracted.
-EXTRACTOR_VERSION = "spacy-82"
+EXTRACTOR_VERSION = "spacy-83"
 # The suffix of the stamp of a graph whose kinds were read without the embeddings (the model failed): not current.
 WITHOUT_EMBEDDINGS = "+without-embeddings"
 # Name vectors kept across documents (names repeat across a corpus): 4,096 names of 384 floats are 6 MB.
@@ -316,8 +316,12 @@ class _DocEntity:
     reasons: dict[str, str] = field(default_factory=dict)  # alias key -> why it names this entity
 
     def best_name(self) -> str:
-        # The fullest name ("Steve Jobs" over "Jobs"), then the most used, then the shortest spelling.
-        return max(self.names, key=lambda name: (len(normalise_name(name).split()), self.names[name], -len(name)))
+        # The fullest name ("Steve Jobs" over "Jobs"), then as running text writes it ("Tilsby" over a headline's
+        # "TILSBY"), then the most used, then the shortest spelling.
+        return max(
+            self.names,
+            key=lambda name: (len(normalise_name(name).split()), not name.isupper(), self.names[name], -len(name)),
+        )
 
     def kind(self) -> str:
         if self.kinds:

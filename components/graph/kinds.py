@@ -319,9 +319,10 @@ def _designated(names: list[str]) -> bool:
 
 
 def fullest_name(evidence: KindEvidence) -> str:
-    """The name of the most words (then the longest) the entity goes by in the document: what its shape and its
-    name embedding read."""
-    return max(evidence.names, key=lambda n: (len(n.split()), len(n)), default="")
+    """The name of the most words the entity goes by in the document, as running text writes it where a headline's
+    capitals write it too ("Tilsby" over "TILSBY": capitals say nothing of a name's shape), then the longest: what
+    its shape and its name embedding read."""
+    return max(evidence.names, key=lambda n: (len(n.split()), not n.isupper(), len(n)), default="")
 
 
 def embedding_vectors(evidence: KindEvidence) -> dict[str, Any]:

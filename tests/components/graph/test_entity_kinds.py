@@ -155,6 +155,17 @@ class TestKindModel:
         with pytest.raises(ValueError, match="fit it again"):
             KindModel(["other"], [[0.0]], [0.0], 0.0, feature_names=["label:person"])
 
+    def test_a_name_a_headline_writes_in_capitals_is_read_and_shown_as_running_text_writes_it(self):
+        from components.graph.kinds import fullest_name
+
+        found = entities(
+            "BUSINESS - KESTREL BUYS OSTBY PLANT .\nOSTBY 1996-09-14\n"
+            "Kestrel said on Monday it had bought a plant in Ostby .\nThe plant employs 300 people ."
+        )["kestrel"]
+        # Both spellings once: the capitals say nothing of the name's shape ("KESTREL" would read as an acronym).
+        assert sorted(found.kind_evidence.names) == ["KESTREL", "Kestrel"]
+        assert found.name == "Kestrel" and fullest_name(found.kind_evidence) == "Kestrel"
+
     def test_the_labels_of_the_fullest_name_are_features_of_their_own(self):
         evidence = KindEvidence(
             names=["Nordvik Aerospace", "Nordvik"],
