@@ -16,7 +16,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-from components.text.language import analyse_text
+from components.text.language import analyse_text, lexicon_noun, read_in_lower_case
 
 
 @dataclass
@@ -177,11 +177,24 @@ def prose_common_nouns(sentences: list[Sentence]) -> set[str]:
 
 def opening_noun_cut(span: Any, sentence: Any, nouns: set[str]) -> Any:
     """A person's name the recogniser ran back to its sentence's first word, without that word when the document
-    writes it elsewhere as a common noun: "Composer Halvard Strand dies at 88" beside "the Norwegian composer" names
-    Halvard Strand. Only where a name of two words or more is left, so that a one-word name ("Will Smith"'s "Smith")
+    writes it elsewhere as a common noun ("Composer Halvard Strand dies at 88" beside "the Norwegian composer" names
+    Halvard Strand) or when it is a description before the name (`described_before`: "Striker Tomas Reinholt put
+    Rovana ahead"). Only where a name of two words or more is left, so that a one-word name ("Will Smith"'s "Smith")
     never stands for the whole."""
-    cut = len(span) >= 3 and span.start == first_word(sentence) and span[0].lower_ in nouns and span[1].is_title
-    return span[1:] if cut else span
+    cut = len(span) >= 3 and span.start == first_word(sentence) and span[1].is_title
+    return span[1:] if cut and (span[0].lower_ in nouns or described_before(span, sentence)) else span
+
+
+def described_before(span: Any, sentence: Any) -> bool:
+    """True when a name's first word is a description set before it, as news writes a role before a name
+    ("Striker Tomas Reinholt", "Spinner Omar Haidari"): the language's lexicon knows the word as a common noun and
+    not the next one, and the tagger reads the word as a common noun once it is written in lower case. A first name
+    that is also a word stays, for the next word is a word too ("Victor Hugo Lopez") or the tagger reads it as a
+    name or another part of speech ("Mary Ann Evans", "Rose Marie Smith", "Grant Ellis Morgan")."""
+    first, second = span[0], span[1]
+    if not (first.is_alpha and lexicon_noun(first.text) and not lexicon_noun(second.text)):
+        return False
+    return read_in_lower_case(sentence.text, first.idx - sentence.start_char) == "NOUN"
 
 
 def capitalised_uses(sentences: list[Sentence]) -> Counter:

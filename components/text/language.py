@@ -224,6 +224,37 @@ def syntax_tags(text: str) -> Doc | None:
     return None if _syntax_stages(language_pipeline()) is None else _syntax_tags(text).copy()
 
 
+def read_in_lower_case(text: str, offset: int) -> str:
+    """The part of speech the tagger gives the word at character `offset` of `text` once that word is written in
+    lower case ("Striker Tomas Reinholt scored": "striker" a common noun, "Rose" of "Rose Marie Smith" a verb): how
+    the language reads a word that only its place capitalises. "" when no token starts there."""
+    end = offset
+    while end < len(text) and text[end].isalpha():
+        end += 1
+    lowered = text[:offset] + text[offset:end].lower() + text[end:]
+    doc = syntax_tags(lowered) or parse_syntax(lowered)
+    return next((token.pos_ for token in doc if token.idx == offset), "")
+
+
+@lru_cache(maxsize=4)
+def _lexicon_nouns(pipeline: Language) -> frozenset[str]:
+    """The common nouns the pipeline's rule lemmatizer knows (its `lemma_index` table: WordNet's noun lemmas);
+    empty when it has no such table."""
+    try:
+        table = pipeline.get_pipe("lemmatizer").lookups.get_table("lemma_index")
+        return frozenset(table["noun"])
+    except (KeyError, ValueError, AttributeError):
+        return frozenset()
+
+
+def lexicon_noun(word: str) -> bool:
+    """True when the language's lexicon knows `word` (in any case, or its singular with a plain "s" off) as a common
+    noun: "striker", "cornerbacks"; not "tomas". First names that are also words ("rose", "mark") are known too."""
+    nouns = _lexicon_nouns(language_pipeline())
+    word = word.lower()
+    return word in nouns or (word.endswith("s") and word[:-1] in nouns)
+
+
 def parts_of_speech_from_parse() -> frozenset[str]:
     """The parts of speech the attribute ruler may give a token from its dependency (a determiner with no noun to
     determine becomes a pronoun, an auxiliary's tag an auxiliary): only these can appear in `parse_syntax`'s Doc

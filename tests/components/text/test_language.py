@@ -9,10 +9,12 @@ from components.text.language import (
     chunk_sentences,
     entity_kind,
     language_pipeline,
+    lexicon_noun,
     parse,
     parse_question,
     parse_syntax,
     parts_of_speech_from_parse,
+    read_in_lower_case,
     sentence_spans,
     sentences,
     stored_sentence_spans,
@@ -321,3 +323,11 @@ class TestSyntaxInTwoStages:
         )
         pipeline.get_pipe("attribute_ruler").add([[pattern]], attrs)
         assert "NOUN" in _parse_parts_of_speech(pipeline)
+
+
+def test_the_lexicon_knows_common_nouns_and_the_tagger_reads_a_word_written_in_lower_case() -> None:
+    assert lexicon_noun("Striker") and lexicon_noun("cornerbacks") and not lexicon_noun("Tomas")
+    text = "Striker Tomas Reinholt scored. Rose Marie Smith won."
+    assert read_in_lower_case(text, 0) == "NOUN"
+    assert read_in_lower_case(text, text.index("Rose")) not in ("NOUN", "")
+    assert read_in_lower_case(text, 3) == ""  # no token starts inside a word
