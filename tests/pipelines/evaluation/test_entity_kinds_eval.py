@@ -364,42 +364,46 @@ def test_the_fit_measures_how_often_the_kind_the_text_calls_an_entity_is_its_kin
     assert entity_kinds.equated_precision([(sample(set()), "place")]) is None
 
 
-def test_equated_measures_the_word_on_tune_sets_and_keeps_the_model_s_weights(tmp_path, monkeypatch, capsys):
-    from collections import Counter
+def _measure_on_tune_sets(action: str, labelled: list, tmp_path, monkeypatch) -> tuple[dict, dict]:
+    """Run `action` (`equated` or `competing`) over one labelled set of `(document, key, evidence, kind)` samples;
+    the model it wrote and the shipped one."""
+    from components.graph.kinds import DEFAULT_MODEL_PATH
 
-    from components.graph.kinds import DEFAULT_MODEL_PATH, KindEvidence, KindModel
-
-    def evidence(nouns: set[str]) -> KindEvidence:
-        return KindEvidence(names=["Orla Vennick"], labels=Counter({"person": 1}), nouns=nouns)
-
-    found = [
-        ("d1", "orla vennick", evidence({"novelist"}), None),
-        ("d1", "harrow house", evidence({"publisher"}), None),
-        ("d2", "quorra", evidence({"company"}), None),  # labelled a product: the word was wrong
-        ("d2", "tenbrook", evidence({"company"}), None),  # junk: no kind to be right or wrong about
-    ]
+    found = [(document, key, evidence, None) for document, key, evidence, _ in labelled]
     monkeypatch.setattr(entity_kinds, "samples", lambda documents, model, corpus_names=False: found)
     monkeypatch.setattr(entity_kinds, "chosen_documents", lambda corpus, ids=None, sample=None: [])
     labels = tmp_path / "labels.jsonl"
     labels.write_text(
-        "".join(
-            json.dumps({"key": key, "kind": kind}) + "\n"
-            for key, kind in (
-                ("orla vennick", "person"),
-                ("harrow house", "organization"),
-                ("quorra", "product"),
-                ("tenbrook", "junk"),
-            )
-        ),
-        encoding="utf-8",
+        "".join(json.dumps({"key": key, "kind": kind}) + "\n" for _, key, _, kind in labelled), encoding="utf-8"
     )
     out = tmp_path / "kinds.json"
-    assert entity_kinds.main(["equated", "--corpus", "demo", "--labels", str(labels), "--out", str(out)]) == 0
+    assert entity_kinds.main([action, "--corpus", "demo", "--labels", str(labels), "--out", str(out)]) == 0
     written, shipped = (json.loads(p.read_text(encoding="utf-8")) for p in (out, DEFAULT_MODEL_PATH))
-    assert written["equated"] == round(2 / 3, 3)
-    assert written["equated_fitted_on"] == [{"corpus": "demo", "labels": "labels.jsonl"}]
+    assert written[f"{action}_fitted_on"] == [{"corpus": "demo", "labels": "labels.jsonl"}]
+    # Only the measured number changes: the weights, the threshold and the other number stay as shipped.
+    other = {"equated": "competing", "competing": "equated"}[action]
     assert written["coef"] == shipped["coef"] and written["threshold"] == shipped["threshold"]
-    assert KindModel.load(out).equated == round(2 / 3, 3)
+    assert written[other] == shipped[other]
+    return written, shipped
+
+
+def test_equated_measures_the_word_on_tune_sets_and_keeps_the_model_s_weights(tmp_path, monkeypatch, capsys):
+    from collections import Counter
+
+    from components.graph.kinds import KindEvidence, KindModel
+
+    def evidence(nouns: set[str]) -> KindEvidence:
+        return KindEvidence(names=["Orla Vennick"], labels=Counter({"person": 1}), nouns=nouns)
+
+    labelled = [
+        ("d1", "orla vennick", evidence({"novelist"}), "person"),
+        ("d1", "harrow house", evidence({"publisher"}), "organization"),
+        ("d2", "quorra", evidence({"company"}), "product"),  # the word was wrong
+        ("d2", "tenbrook", evidence({"company"}), "junk"),  # no kind to be right or wrong about
+    ]
+    written, _ = _measure_on_tune_sets("equated", labelled, tmp_path, monkeypatch)
+    assert written["equated"] == round(2 / 3, 3)
+    assert KindModel.load(tmp_path / "kinds.json").equated == round(2 / 3, 3)
     assert "right 0.667 of the time" in capsys.readouterr().out
 
 
@@ -425,37 +429,18 @@ def test_the_fit_measures_how_often_a_name_a_result_follows_is_an_organisation()
 def test_competing_measures_the_rule_on_tune_sets_and_keeps_the_model_s_weights(tmp_path, monkeypatch, capsys):
     from collections import Counter
 
-    from components.graph.kinds import DEFAULT_MODEL_PATH, KindEvidence, KindModel
+    from components.graph.kinds import KindEvidence, KindModel
 
     def evidence(scored: int) -> KindEvidence:
         return KindEvidence(names=["Varnholm"], labels=Counter({"": 1}), scored=scored)
 
-    found = [
-        ("d1", "varnholm", evidence(2), None),
-        ("d1", "ostby", evidence(1), None),
-        ("d2", "dalby", evidence(1), None),  # labelled a place: the rule was wrong
-        ("d2", "round 9", evidence(1), None),  # junk: no kind to be right or wrong about
+    labelled = [
+        ("d1", "varnholm", evidence(2), "organization"),
+        ("d1", "ostby", evidence(1), "organization"),
+        ("d2", "dalby", evidence(1), "place"),  # the rule was wrong
+        ("d2", "round 9", evidence(1), "junk"),  # no kind to be right or wrong about
     ]
-    monkeypatch.setattr(entity_kinds, "samples", lambda documents, model, corpus_names=False: found)
-    monkeypatch.setattr(entity_kinds, "chosen_documents", lambda corpus, ids=None, sample=None: [])
-    labels = tmp_path / "labels.jsonl"
-    labels.write_text(
-        "".join(
-            json.dumps({"key": key, "kind": kind}) + "\n"
-            for key, kind in (
-                ("varnholm", "organization"),
-                ("ostby", "organization"),
-                ("dalby", "place"),
-                ("round 9", "junk"),
-            )
-        ),
-        encoding="utf-8",
-    )
-    out = tmp_path / "kinds.json"
-    assert entity_kinds.main(["competing", "--corpus", "demo", "--labels", str(labels), "--out", str(out)]) == 0
-    written, shipped = (json.loads(p.read_text(encoding="utf-8")) for p in (out, DEFAULT_MODEL_PATH))
+    written, _ = _measure_on_tune_sets("competing", labelled, tmp_path, monkeypatch)
     assert written["competing"] == round(2 / 3, 3)
-    assert written["competing_fitted_on"] == [{"corpus": "demo", "labels": "labels.jsonl"}]
-    assert written["coef"] == shipped["coef"] and written["equated"] == shipped["equated"]
-    assert KindModel.load(out).competing == round(2 / 3, 3)
+    assert KindModel.load(tmp_path / "kinds.json").competing == round(2 / 3, 3)
     assert "right 0.667 of the time" in capsys.readouterr().out
