@@ -220,21 +220,21 @@ def split_name(span: Any, label: str) -> list[Any]:
             beside = after.dep_ in ("conj", "appos") and span.start <= after.head.i < token.i
             suffix = after.lower_.rstrip(".") in DESIGNATORS | GENERATIONAL
             if token.text == "," and after.is_title and beside and not suffix:
-                left, right = doc[span.start : token.i], doc[token.i + 1 : span.end]
-                if len(left) > 1 and left[0].lower_ in ("the", "a", "an"):
-                    left = doc[left.start + 1 : left.end]
-                return [left, *split_name(right, label)]
+                return [_without_article(doc[span.start : token.i]), *split_name(doc[token.i + 1 : span.end], label)]
     for token in span[1:-1]:
         if token.lower_ == "and" and token.dep_ == "cc":
-            left, right = doc[span.start : token.i], doc[token.i + 1 : span.end]
             # The recogniser may take the article with the names ("the Zentra and Zentra Pro"): the first name
             # starts after it.
-            if len(left) > 1 and left[0].lower_ in ("the", "a", "an"):
-                left = doc[left.start + 1 : left.end]
+            left, right = _without_article(doc[span.start : token.i]), doc[token.i + 1 : span.end]
             repeated = len(right) > len(left) and right[0].lower_ == left[0].lower_
             if left[0].is_title and right[0].is_title and (label in ("PERSON", "GPE", "LOC") or repeated):
                 return [left, right]
     return [span]
+
+
+def _without_article(span: Any) -> Any:
+    """`span` without a leading article the recogniser took with a name ("the Zentra" -> "Zentra")."""
+    return span[1:] if len(span) > 1 and span[0].lower_ in ("the", "a", "an") else span
 
 
 def _chars_around(span: Any, width: int = 2) -> tuple[str, str]:

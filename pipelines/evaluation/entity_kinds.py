@@ -238,12 +238,9 @@ def fit(
     print(f"out-of-fold utility on the labelled tune samples: {best[0]:.3f} at threshold {best[1]}, C {best[2]}")
     regression = LogisticRegression(C=best[2], max_iter=5000).fit(x, y, sample_weight=weights)
     classes = list(regression.classes_)
-    equated = equated_precision(labelled)
-    if equated is not None:
-        print(f"the kind of the nouns the text equates an entity with: right {equated:.3f} of the time")
-    competing = competing_precision(labelled)
-    if competing is not None:
-        print(f"an organisation where a result follows the name: right {competing:.3f} of the time")
+    equated, competing = equated_precision(labelled), competing_precision(labelled)
+    print(measured_line("equated", labelled))
+    print(measured_line("competing", labelled))
     return KindModel(
         classes,
         regression.coef_.tolist(),
@@ -271,6 +268,23 @@ def competing_precision(labelled: list[tuple[KindEvidence, str]]) -> float | Non
     organisation (None without any such sample): the confidence `KindModel.decide` gives that kind."""
     kinds = [kind for evidence, kind in labelled if competes(evidence)]
     return round(sum(kind == "organization" for kind in kinds) / len(kinds), 3) if kinds else None
+
+
+# The two rules measured beside the weights: what each counts, and how its line names it.
+_MEASURED = {
+    "equated": (equated_precision, lambda ev: equated_kind(ev) is not None, "the kind the text equates an entity with"),
+    "competing": (competing_precision, competes, "an organisation where a result follows the name"),
+}
+
+
+def measured_line(rule: str, labelled: list[tuple[KindEvidence, str]]) -> str:
+    """One sentence on a measured rule (`equated` or `competing`): how often it was right and on how many labelled
+    samples, or that no sample shows it, so that the rule is off (a model without the number never applies it)."""
+    measure, counted, said = _MEASURED[rule]
+    precision, n = measure(labelled), sum(counted(evidence) for evidence, _ in labelled)
+    if precision is None:
+        return f"{said}: no labelled sample shows it, so the rule is off"
+    return f"{said}: right {precision:.3f} of the time, on {n} labelled samples"
 
 
 def _fit_readers(
@@ -491,20 +505,15 @@ def _run(args: argparse.Namespace) -> int:
         # (its weights kept as they were fitted).
         labels = {key: kind for _, part in sets for key, kind in part.items()}
         labelled = [(ev, labels[key]) for part, _ in sets for _, key, ev, _ in part if labels.get(key) in KINDS]
-        measure, said = {
-            "equated": (equated_precision, "the kind of the nouns the text equates an entity with"),
-            "competing": (competing_precision, "an organisation where a result follows the name"),
-        }[args.action]
-        precision = measure(labelled)
         written = json.loads((args.model or DEFAULT_MODEL_PATH).read_text(encoding="utf-8"))
-        written[args.action] = precision
+        written[args.action] = _MEASURED[args.action][0](labelled)
         written[f"{args.action}_fitted_on"] = [
             {"corpus": _corpus_name(corpus, args.ids, args.sample), "labels": labels.name}
             for corpus, labels in zip(corpora, args.labels, strict=True)
         ]
         KindModel.load_json(written)  # still a model this version reads
         args.out.write_text(json.dumps(written, indent=1) + "\n", encoding="utf-8")
-        print(f"{said}: right {precision} of the time ({args.out})")
+        print(f"{measured_line(args.action, labelled)} ({args.out})")
         return 0
     for (part, part_labels), corpus in zip(sets, corpora, strict=True):
         print(corpus, json.dumps(score(part, part_labels), ensure_ascii=False, indent=1))

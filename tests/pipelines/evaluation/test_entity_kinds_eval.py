@@ -404,7 +404,7 @@ def test_equated_measures_the_word_on_tune_sets_and_keeps_the_model_s_weights(tm
     written, _ = _measure_on_tune_sets("equated", labelled, tmp_path, monkeypatch)
     assert written["equated"] == round(2 / 3, 3)
     assert KindModel.load(tmp_path / "kinds.json").equated == round(2 / 3, 3)
-    assert "right 0.667 of the time" in capsys.readouterr().out
+    assert "right 0.667 of the time, on 3 labelled samples" in capsys.readouterr().out
 
 
 def test_the_fit_measures_how_often_a_name_a_result_follows_is_an_organisation():
@@ -424,6 +424,11 @@ def test_the_fit_measures_how_often_a_name_a_result_follows_is_an_organisation()
     ]
     assert entity_kinds.competing_precision(labelled) == round(2 / 3, 3)
     assert entity_kinds.competing_precision([(sample(0, {"": 1}), "place")]) is None
+    # What the commands print says how many samples the number rests on, or that none shows the rule.
+    assert entity_kinds.measured_line("competing", labelled).endswith("right 0.667 of the time, on 3 labelled samples")
+    assert entity_kinds.measured_line("competing", labelled[-1:]).endswith(
+        "no labelled sample shows it, so the rule is off"
+    )
 
 
 def test_competing_measures_the_rule_on_tune_sets_and_keeps_the_model_s_weights(tmp_path, monkeypatch, capsys):
@@ -443,4 +448,4 @@ def test_competing_measures_the_rule_on_tune_sets_and_keeps_the_model_s_weights(
     written, _ = _measure_on_tune_sets("competing", labelled, tmp_path, monkeypatch)
     assert written["competing"] == round(2 / 3, 3)
     assert KindModel.load(tmp_path / "kinds.json").competing == round(2 / 3, 3)
-    assert "right 0.667 of the time" in capsys.readouterr().out
+    assert "right 0.667 of the time, on 3 labelled samples" in capsys.readouterr().out
