@@ -331,3 +331,12 @@ def test_the_lexicon_knows_common_nouns_and_the_tagger_reads_a_word_written_in_l
     assert read_in_lower_case(text, 0) == "NOUN"
     assert read_in_lower_case(text, text.index("Rose")) not in ("NOUN", "")
     assert read_in_lower_case(text, 3) == ""  # no token starts inside a word
+
+
+def test_a_pipeline_without_a_noun_index_knows_no_noun_and_does_not_fail() -> None:
+    import spacy
+
+    from components.text.language import _lexicon_nouns
+
+    # A pipeline without the rule lemmatizer's table (a blank one here): the role cut then never applies.
+    assert _lexicon_nouns(spacy.blank("en")) == frozenset()
