@@ -258,33 +258,43 @@ def fit(
 def equated_precision(labelled: list[tuple[KindEvidence, str]]) -> float | None:
     """How often the one kind the nouns a sample is equated with name (`equated_kind`) is its labelled kind, over
     the labelled samples with such a kind (None without any): the confidence `KindModel.decide` gives that kind."""
-    said = [(equated_kind(evidence), kind) for evidence, kind in labelled]
-    said = [(named, kind) for named, kind in said if named]
-    return round(sum(named == kind for named, kind in said) / len(said), 3) if said else None
+    return _precision(_outcomes("equated", labelled))
 
 
 def competing_precision(labelled: list[tuple[KindEvidence, str]]) -> float | None:
     """How often a labelled sample that `competes` (a result after its name, nothing saying it is a person) is an
     organisation (None without any such sample): the confidence `KindModel.decide` gives that kind."""
-    kinds = [kind for evidence, kind in labelled if competes(evidence)]
-    return round(sum(kind == "organization" for kind in kinds) / len(kinds), 3) if kinds else None
+    return _precision(_outcomes("competing", labelled))
 
 
-# The two rules measured beside the weights: what each counts, and how its line names it.
+def _outcomes(rule: str, labelled: list[tuple[KindEvidence, str]]) -> list[bool]:
+    """Right or wrong, for each labelled sample a measured rule (`equated` or `competing`) applies to: the one list
+    its precision and its sample count are both read from."""
+    if rule == "equated":
+        said = [(equated_kind(evidence), kind) for evidence, kind in labelled]
+        return [named == kind for named, kind in said if named]
+    return [kind == "organization" for evidence, kind in labelled if competes(evidence)]
+
+
+def _precision(outcomes: list[bool]) -> float | None:
+    return round(sum(outcomes) / len(outcomes), 3) if outcomes else None
+
+
+# The two rules measured beside the weights, and how the measuring commands name them.
 _MEASURED = {
-    "equated": (equated_precision, lambda ev: equated_kind(ev) is not None, "the kind the text equates an entity with"),
-    "competing": (competing_precision, competes, "an organisation where a result follows the name"),
+    "equated": "the kind the text equates an entity with",
+    "competing": "an organisation where a result follows the name",
 }
 
 
 def measured_line(rule: str, labelled: list[tuple[KindEvidence, str]]) -> str:
     """One sentence on a measured rule (`equated` or `competing`): how often it was right and on how many labelled
     samples, or that no sample shows it, so that the rule is off (a model without the number never applies it)."""
-    measure, counted, said = _MEASURED[rule]
-    precision, n = measure(labelled), sum(counted(evidence) for evidence, _ in labelled)
+    outcomes = _outcomes(rule, labelled)
+    precision = _precision(outcomes)
     if precision is None:
-        return f"{said}: no labelled sample shows it, so the rule is off"
-    return f"{said}: right {precision:.3f} of the time, on {n} labelled samples"
+        return f"{_MEASURED[rule]}: no labelled sample shows it, so the rule is off"
+    return f"{_MEASURED[rule]}: right {precision:.3f} of the time, on {len(outcomes)} labelled samples"
 
 
 def _fit_readers(
@@ -506,7 +516,7 @@ def _run(args: argparse.Namespace) -> int:
         labels = {key: kind for _, part in sets for key, kind in part.items()}
         labelled = [(ev, labels[key]) for part, _ in sets for _, key, ev, _ in part if labels.get(key) in KINDS]
         written = json.loads((args.model or DEFAULT_MODEL_PATH).read_text(encoding="utf-8"))
-        written[args.action] = _MEASURED[args.action][0](labelled)
+        written[args.action] = _precision(_outcomes(args.action, labelled))
         written[f"{args.action}_fitted_on"] = [
             {"corpus": _corpus_name(corpus, args.ids, args.sample), "labels": labels.name}
             for corpus, labels in zip(corpora, args.labels, strict=True)
