@@ -27,7 +27,7 @@ PARTS_ABSTENTION = f"{ABSTENTION_PREFIX} this question ({{parts}}); the closest 
 
 def abstain(parts: list[QuestionPart], partial: bool = False) -> str:
     """The abstention: which part the sources do not answer."""
-    asked = "; ".join(f"“{part.text}”" for part in parts)
+    asked = "; ".join(f"“{part.as_asked}”" for part in parts)
     if partial:
         return PARTIAL_ABSTENTION.format(parts=asked)
     if len(parts) > 1:

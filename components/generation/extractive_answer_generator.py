@@ -614,7 +614,7 @@ class ExtractiveAnswerGenerator(InitParameterSerialization, ChainReading):
             # No headline: the answer opens with its best cited sentence and says so.
             lines.insert(1, UNSURE_NOTE)
         elif unsure:
-            lines.extend(UNSURE_PART_LINE.format(part=part.text) for part in unsure)
+            lines.extend(UNSURE_PART_LINE.format(part=part.as_asked) for part in unsure)
         if unanswered:
             lines.append(abstain(unanswered, partial=True))
         short_answer = "; ".join(dict.fromkeys(text for text, _ in shown))
@@ -624,7 +624,7 @@ class ExtractiveAnswerGenerator(InitParameterSerialization, ChainReading):
             text = shorts[position][0] if position in shorts else ""
             answer_parts.append(
                 {
-                    "question": part.text,
+                    "question": part.as_asked,
                     "short_answer": text,
                     "short_answer_confidence": round(confidences[position], 4) if position in confidences else None,
                     "sure": position in sure,

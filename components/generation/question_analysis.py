@@ -122,6 +122,14 @@ class QuestionPart:
     # For a "what"/"which" that asks for a thing the sentence names: the lemma of the noun it asks about ("company"
     # in "which company"), "?" when it names none ("what did Tesla invent"); empty when it asks for a description.
     focus: str = ""
+    # The part as the question words it ("Who led Streamlit's seed round"), for the reader; `text` is its words
+    # joined by spaces without punctuation or the joining "and"/"or", which the answer's own readings parse.
+    wording: str = ""
+
+    @property
+    def as_asked(self) -> str:
+        """The part as the question words it (its words when the analysis holds no wording)."""
+        return self.wording or self.text
 
     @property
     def wants_span(self) -> bool:
@@ -179,6 +187,7 @@ class QuestionAnalysis:
                 labels=tuple(part.get("labels") or ()),
                 terms=tuple(part.get("terms") or ()),
                 focus=str(part.get("focus") or ""),
+                wording=str(part.get("wording") or ""),
             )
             for part in data.get("parts") or []
         )
@@ -261,7 +270,8 @@ def analyze_question(question: str) -> QuestionAnalysis:
             continue
         part_text = " ".join(token.text for token in words)
         kind, labels, focus = _kind(words)
-        parts.append(QuestionPart(part_text, kind, labels, tuple(terms(part_text)), focus))
+        wording = doc[words[0].i : words[-1].i + 1].text
+        parts.append(QuestionPart(part_text, kind, labels, tuple(terms(part_text)), focus, wording))
     if len(parts) > 1:
         # "Who founded Neo4j and when?": a part without content words of its own asks about the others' subject.
         shared = tuple(dict.fromkeys(term for part in parts for term in part.terms))

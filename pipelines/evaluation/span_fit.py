@@ -155,10 +155,16 @@ def switch_margin(records: Sequence[dict[str, Any]], groups: Sequence[dict[str, 
     tune = [group for group in groups if group["half"] == "tune"]
 
     def f1(margin: float) -> float:
-        spans = {(group["id"], group["part"]["text"]): _chosen(group, model, margin) for group in tune}
+        spans = {(group["id"], _asked(group["part"])): _chosen(group, model, margin) for group in tune}
         return _question_scores(tune_records, spans)["token_f1"] or 0.0
 
     return max(SWITCH_MARGINS, key=lambda margin: (round(f1(margin), 6), margin))
+
+
+def _asked(part: Mapping[str, Any]) -> str:
+    """A logged part (`QuestionPart` as a dict) as the answer's parts name it (their `question`): as the question words
+    it, or its words in a log written before parts kept their wording."""
+    return str(part.get("wording") or part["text"])
 
 
 def _question_scores(records: Sequence[dict[str, Any]], spans: Mapping[tuple[Any, str], str]) -> dict[str, Any]:
@@ -198,7 +204,7 @@ def evaluate(
             chosen_groups = [g for g in groups if g["set"] == set_name and g["half"] == half]
             picked = [_chosen(group, model) for group in chosen_groups]
             spans = {
-                (group["id"], group["part"]["text"]): span for group, span in zip(chosen_groups, picked, strict=True)
+                (group["id"], _asked(group["part"])): span for group, span in zip(chosen_groups, picked, strict=True)
             }
             out[set_name][half] = {
                 "rules": {
@@ -209,7 +215,7 @@ def evaluate(
             }
             if margin is not None:
                 switched = [_chosen(group, model, margin) for group in chosen_groups]
-                keyed = {(g["id"], g["part"]["text"]): span for g, span in zip(chosen_groups, switched, strict=True)}
+                keyed = {(g["id"], _asked(g["part"])): span for g, span in zip(chosen_groups, switched, strict=True)}
                 out[set_name][half]["switch"] = {
                     **_question_scores(chosen_records, keyed),
                     **_part_scores(chosen_groups, switched),

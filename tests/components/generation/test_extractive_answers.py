@@ -20,7 +20,7 @@ from components.generation.chain_reading import (
     _names_bridge,
     answers_its_clause,
 )
-from components.generation.question_analysis import analyze_question, question_form
+from components.generation.question_analysis import QuestionAnalysis, analyze_question, question_form
 from components.generation.span_rules import (
     _statement_cosines,
     bare_span,
@@ -77,6 +77,34 @@ class TestQuestionAnalysis:
         assert analyze_question("Which company maintains Lantern?").parts[0].labels[0] == "ORG"
         assert analyze_question("Is Lantern a key-value store?").kind == "yes_no"
         assert analyze_question("Why do ferries leave every hour?").parts[0].labels == ()
+
+    def test_each_part_keeps_the_questions_wording_for_the_reader(self):
+        analysis = analyze_question("Who is Lantern's lead maintainer, and where is its open-source code kept?")
+        # The answer's readings parse the words alone; the reader sees the part as it was asked.
+        assert [part.text for part in analysis.parts] == [
+            "Who is Lantern 's lead maintainer",
+            "where is its open source code kept",
+        ]
+        assert [part.as_asked for part in analysis.parts] == [
+            "Who is Lantern's lead maintainer",
+            "where is its open-source code kept",
+        ]
+        again = QuestionAnalysis.from_dict(analysis.to_dict())
+        assert [part.as_asked for part in again.parts] == [part.as_asked for part in analysis.parts]
+        # An analysis written before parts kept their wording shows the words.
+        old = analysis.to_dict()
+        for part in old["parts"]:
+            del part["wording"]
+        assert QuestionAnalysis.from_dict(old).parts[0].as_asked == "Who is Lantern 's lead maintainer"
+
+    def test_an_unsure_part_is_named_as_it_was_asked(self):
+        documents = [
+            kb_document("l", "Lantern's lead maintainer is Maria Lindqvist. The code is kept on a public server.", 0.6)
+        ]
+        out = ExtractiveAnswerGenerator(confidence_threshold=1.0).run(
+            query="Who is Lantern's lead maintainer, and when was it released?", documents=documents
+        )
+        assert out["parts"][0]["question"] == "Who is Lantern's lead maintainer"
 
     @pytest.mark.parametrize(
         ("question", "form"),
