@@ -51,6 +51,9 @@ _NEGATION = re.compile(r"\b(?:not|never|no longer|neither|nor)\b", re.I)
 _SEVERAL = re.compile(r"\b(?:both|same|either|neither)\b", re.I)
 # The dependencies of a question's own verb (the opening auxiliary of "Are A and B ...?").
 _VERB_DEPS = frozenset({"ROOT", "aux", "auxpass"})
+# An alternative listed after a question's comma is a name or a short noun phrase: a few words, none of these classes.
+_MAX_ALTERNATIVE_WORDS = 4
+_NO_ALTERNATIVE = frozenset({"ADP", "AUX", "VERB", "SCONJ", "PRON", "CCONJ"})
 # Word classes that are no word of a name by their capital alone.
 _FUNCTION_TAGS = frozenset({"ADP", "AUX", "CCONJ", "DET", "PART", "PRON", "SCONJ"})
 _NAME_LABELS = frozenset({"PERSON", "ORG", "GPE", "LOC", "FAC", "NORP", "PRODUCT", "EVENT", "WORK_OF_ART", "LAW"})
@@ -75,6 +78,32 @@ def subjects(question: str, joiner: str) -> list[str]:
     found = _coordinated(doc, joiner, split=False)
     if not found and (joiner == "or" or _SEVERAL.search(question)):
         found = _coordinated(doc, joiner, split=True)
+    if len(found) < 2 and joiner == "or":
+        found = _alternatives(doc) or found
+    return found
+
+
+def _alternatives(doc: Any) -> list[str]:
+    """The two alternatives an alternative question lists after its comma, whatever their case: "Which is older,
+    X or Y?" -> [X, Y] (a name written in lower case, "Which was founded first, deepset or Zilliz?", is no proper
+    noun to the tagger). Each must be a short run of words with no verb, preposition or clause of its own ("Which
+    came first, A or B as open source?" lists no two names), and the question must list no more than two; []
+    otherwise."""
+    words = [token for token in doc if not (token.is_punct and token.i == len(doc) - 1)]
+    joiners = [token.i for token in words if token.lower_ == "or"]
+    commas = [token.i for token in words if token.text == ","]
+    # One comma, before the one "or": a second would make it a list of three or more, or cut a clause off.
+    if len(joiners) != 1 or len(commas) != 1 or commas[0] > joiners[0]:
+        return []
+    sides = (doc[commas[0] + 1 : joiners[0]], doc[joiners[0] + 1 : words[-1].i + 1])
+    found = []
+    for side in sides:
+        kept = [token for token in side if not (token.i == side.start and token.lower_ in {"the", "a", "an"})]
+        # A word is what spaces delimit: the parts of "scikit-learn" are one word, whatever the tagger calls them.
+        starts = [token for token in kept if token.i == kept[0].i or doc[token.i - 1].whitespace_]
+        if not 0 < len(starts) <= _MAX_ALTERNATIVE_WORDS or any(token.pos_ in _NO_ALTERNATIVE for token in starts):
+            return []
+        found.append(doc[kept[0].i : kept[-1].i + 1].text)
     return found
 
 

@@ -57,6 +57,38 @@ class TestSubjects:
         assert compare(question, BANDS).answer == "Velvet Harbour"
 
 
+class TestAlternativesListedAfterTheComma:
+    """An alternative question lists its options after its comma ("Which is older, X or Y?"): they are its subjects
+    whatever their case, as long as each is a short run of words with no verb or preposition of its own."""
+
+    @pytest.mark.parametrize(
+        ("question", "names"),
+        [
+            ("Which was founded first, brindlecast or Velvet Harbour?", ["brindlecast", "Velvet Harbour"]),
+            ("Which library came out earlier, tarnlib or quell-kit?", ["tarnlib", "quell-kit"]),
+            ("Which is longer, the Kestrel River or the Amberline River?", ["Kestrel River", "Amberline River"]),
+        ],
+    )
+    def test_lower_case_names_are_alternatives_too(self, question, names):
+        assert subjects(question, "or") == names
+
+    @pytest.mark.parametrize(
+        "question",
+        [
+            "Which came first, brindlecast or tarnlib as open source?",  # a preposition: a clause, not a name
+            "Who is older, the keeper or his wife?",  # a pronoun names no one by itself
+            "Which is older, brindlecast, tarnlib or quell?",  # the comma before the first option cuts it off
+        ],
+    )
+    def test_no_alternatives_without_two_short_names(self, question):
+        assert subjects(question, "or") == []
+
+    def test_a_lower_case_alternative_gets_its_verdict(self):
+        rows = [Row("brindlecast was founded in 2011 in Oslo."), Row("Velvet Harbour was founded in 1997.")]
+        verdict = compare("Which was founded first, brindlecast or Velvet Harbour?", rows)
+        assert verdict is not None and verdict.answer == "Velvet Harbour"
+
+
 class TestSubjectsTheParseMisreads:
     """Question shapes whose names spaCy's parse or recogniser reads short, long or not at all (invented names)."""
 
