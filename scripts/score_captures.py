@@ -12,9 +12,9 @@ Usage:
     python scripts/score_captures.py --captures DIR [squad,hotpotqa,...] [-v] [--json OUT.jsonl]
 
 DIR holds the capture files by their usual names (`squad.jsonl`, `hotpotqa_dev40.jsonl`, `musique_dev40.jsonl`,
-`demo_questions.jsonl`, `demo_paraphrases.jsonl`, `demo_analyst.jsonl`, `demo_analyst_fresh.jsonl`); the sets
-default to every one present. `-v` lists every part's short answer; `--json` writes each part's short answer,
-confidence and shown flag, a line a question, for diffing two trees.
+`demo_questions.jsonl`, `demo_paraphrases.jsonl`, `demo_analyst.jsonl`, `demo_analyst_fresh.jsonl`,
+`demo_verdicts.jsonl`); the sets default to every one present. `-v` lists every part's short answer; `--json` writes
+each part's short answer, confidence and shown flag, a line a question, for diffing two trees.
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ SETS = {
     "para": ("demo_paraphrases", "demo_paraphrases.jsonl"),
     "analyst": ("demo_analyst", "demo_analyst.jsonl"),
     "fresh": ("demo_analyst_fresh", "demo_analyst_fresh.jsonl"),
+    "verdicts": ("demo_verdicts", "demo_verdicts.jsonl"),
 }
 
 

@@ -37,6 +37,9 @@ DEFAULT_MODEL_PATH = Path(__file__).with_name("answer_confidence.json")
 
 # How a part's short answer was found.
 FOUND_BY = ("entity", "role", "phrase", "chain", "verdict", "subject")
+# The kinds of verdict: the subject a "which ..., A or B?" question picks, and the yes or no of a yes/no question.
+CHOICE, YES_NO = "choice", "yes_no"
+VERDICT_KINDS = (CHOICE, YES_NO)
 
 # What `part_features` reads of how the answer was found.
 FOUND_FEATURES = (
@@ -166,6 +169,29 @@ class AnswerConfidence(logistic_model.LogisticModel):
     DEFAULT_PATH = DEFAULT_MODEL_PATH
     NUMBERS = ("intercept", "threshold")
     ABSENT_READS_AS_MEAN = True
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> AnswerConfidence:
+        """The model a file holds, its measured verdicts (`verdicts`, optional) checked too."""
+        model = super().from_dict(data)
+        verdicts = model.meta.get("verdicts")
+        if verdicts is None:
+            return model
+        if not isinstance(verdicts, Mapping) or not isinstance(verdicts.get("kinds"), Mapping):
+            raise ConfidenceModelError(f"the {cls.WHAT}'s verdicts hold no kinds")
+        for kind, counted in verdicts["kinds"].items():
+            if kind not in VERDICT_KINDS:
+                raise ConfidenceModelError(f"the {cls.WHAT} measures an unknown kind of verdict: {kind!r}")
+            probability = counted.get("probability") if isinstance(counted, Mapping) else None
+            if not isinstance(probability, (int, float)) or not 0.0 <= probability <= 1.0:
+                raise ConfidenceModelError(f"the {cls.WHAT}'s {kind!r} verdicts have no probability between 0 and 1")
+        return model
+
+    def verdict_probability(self, kind: str) -> float | None:
+        """How often a verdict of `kind` (`VERDICT_KINDS`) was right on labelled questions (`research fit verdicts`),
+        or None when the file measured none of that kind (the model's probability stands)."""
+        counted = ((self.meta.get("verdicts") or {}).get("kinds") or {}).get(kind)
+        return None if counted is None else float(counted["probability"])
 
 
 def fit(

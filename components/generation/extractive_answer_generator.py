@@ -11,7 +11,7 @@ from typing import Any
 from haystack import Document, component, logging
 
 from components.embedding import get_embedding_model
-from components.generation.answer_confidence import AnswerConfidence, part_features
+from components.generation.answer_confidence import CHOICE, YES_NO, AnswerConfidence, part_features
 from components.generation.answer_evidence import TOP_SENTENCES, MeaningCache, evidence_features
 from components.generation.answer_scoring import AnswerScoring
 from components.generation.answer_sentences import Sentence, candidate_sentences, part_weights, share_of, terms_of
@@ -301,13 +301,8 @@ class ExtractiveAnswerGenerator(InitParameterSerialization, ChainReading):
         if not candidates:
             return {"replies": [NO_EVIDENCE_ANSWER], **_NO_SHORT_ANSWER}
         document_frequency = Counter(term for candidate in candidates for term in candidate.terms)
-        # "A has an OBE. Does B also have one?": the question asked is its last sentence. It is read only when the
-        # question is a yes/no one or could hold one (a yes/no word opening a word, before a space or the end): no
-        # other cut of it changes what follows. Read for its cuts alone, it is parsed without the entity recogniser.
-        asked = question.question
-        if question.kind == "yes_no" or _MAY_ASK_YES_NO.search(asked):
-            start, end = (sentence_spans(asked, cache=False) or [(0, len(asked))])[-1]
-            asked = asked[start:end]
+        # "A has an OBE. Does B also have one?": the question asked is its last sentence (`_asked_sentence`).
+        asked = _asked_sentence(question)
         # Its parse says whether it asks yes or no, or to choose among options joined by "or" (`question_form`).
         # (None unless its first word, "Isn't" split into "Is" and "n't", is a yes/no word.)
         form = question_form(asked)
@@ -432,13 +427,13 @@ class ExtractiveAnswerGenerator(InitParameterSerialization, ChainReading):
         top = max(score for _, score in chosen)
         # "Are A and B both ...?", "Which is older, A or B?": the answer compares what the sources say of each.
         verdict = None
-        if not scoring.on("verdict"):
-            pass
-        elif form == "yes_no":
+        kind = _verdict_kind(question, form) if scoring.on("verdict") else ""
+        if kind == YES_NO:
             verdict = yes_no(asked, pool)
-        elif (form == "choice" or question.kind in {"which", "who", "what"}) and _ALTERNATIVE.search(question.question):
+        elif kind == CHOICE:
             verdict = compare(question.question, pool)
         if verdict is not None:
+            found_how[0]["verdict"] = kind
             # The verdict is the short answer; the sentences read for each subject follow the best one.
             shorts = {0: (verdict.answer, verdict.evidence[0].number, "verdict")}
             # A verdict is as sure as the weakest of the sentences read for its subjects: each is rated as one the
@@ -593,6 +588,11 @@ class ExtractiveAnswerGenerator(InitParameterSerialization, ChainReading):
                     features |= {"span_probability": probability, "span_margin": margin}
                 rated.append((self._confidence.probability(features), features))
             confidences[position], stats["features"] = min(rated, key=lambda item: item[0])
+            measured = self._confidence.verdict_probability(stats.get("verdict", "")) if how == "verdict" else None
+            if measured is not None:
+                # A verdict of a kind whose outcomes were counted on labelled questions is as sure as that count says
+                # (`research fit verdicts`): the model above, fitted mostly on single-hop spans, barely sees verdicts.
+                confidences[position] = measured
         sure = {position for position, value in confidences.items() if value >= self.threshold}
         shown = [(text, number) for position, (text, number, _) in sorted(shorts.items()) if position in sure]
         lines = []
@@ -629,6 +629,8 @@ class ExtractiveAnswerGenerator(InitParameterSerialization, ChainReading):
                     "short_answer_confidence": round(confidences[position], 4) if position in confidences else None,
                     "sure": position in sure,
                     "features": found_how[position].get("features") if position is not None else None,
+                    # The kind of verdict the short answer is (`CHOICE`, `YES_NO`), for the verdicts' fit; else "".
+                    "verdict": found_how[0].get("verdict", "") if verdict is not None and position == 0 else "",
                 }
             )
         headline = [confidences[position] for position in sure]
@@ -716,6 +718,35 @@ class ExtractiveAnswerGenerator(InitParameterSerialization, ChainReading):
 def _asks_a_name(part: QuestionPart) -> bool:
     """Whether the part asks who or what something is (a name or a kind), not when, where or how many."""
     return part.kind in {"who", "what", "which"} and bool(part.focus or part.labels)
+
+
+def _asked_sentence(question: QuestionAnalysis) -> str:
+    """The sentence of the question that asks: "A has an OBE. Does B also have one?" asks its last. It is cut only
+    when the question is a yes/no one or could hold one (a yes/no word opening a word, before a space or the end): no
+    other cut of it changes what the answer reads. Read for its cuts alone, it is parsed without the recogniser."""
+    asked = question.question
+    if question.kind == "yes_no" or _MAY_ASK_YES_NO.search(asked):
+        start, end = (sentence_spans(asked, cache=False) or [(0, len(asked))])[-1]
+        asked = asked[start:end]
+    return asked
+
+
+def verdict_kind(query: str, analysis: QuestionAnalysis | dict | None = None) -> str:
+    """The kind of verdict the answer to `query` would give (`YES_NO`, `CHOICE`), read as `run` reads it (with the
+    question's `analysis` when given); "" for a question that asks for none."""
+    question = QuestionAnalysis.from_dict(analysis) if isinstance(analysis, dict) else analysis
+    question = question or analyze_question(query)
+    return _verdict_kind(question, question_form(_asked_sentence(question)))
+
+
+def _verdict_kind(question: QuestionAnalysis, form: str | None) -> str:
+    """The kind of verdict that answers the question (`YES_NO`, `CHOICE`), by the form of its asking sentence
+    (`question_form`); "" when it asks for none."""
+    if form == "yes_no":
+        return YES_NO
+    if (form == "choice" or question.kind in {"which", "who", "what"}) and _ALTERNATIVE.search(question.question):
+        return CHOICE
+    return ""
 
 
 def _held_back(direct: dict[str, Any], held: str | None) -> dict[str, Any]:

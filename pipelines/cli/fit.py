@@ -1,4 +1,6 @@
 """`research fit answer SET=CAPTURE.jsonl ...`: fits the answer confidence on labelled question sets and writes it;
+`research fit verdicts SET=CAPTURE.jsonl ...`: counts how often each kind of verdict is right and writes the rates
+into the confidence file;
 `research fit scoring SET=CAPTURE.jsonl ...`: fits the answer's sentence and span weights, or (`--ablate`) measures
 what each rule family adds."""
 
@@ -64,6 +66,19 @@ def register(subparsers: Any) -> None:
         help="with --ablate: replay only this half of each set (default both)",
     )
     scoring.add_argument("--json", type=Path, default=None, help="also write the numbers as JSON here")
+    _fit_command(
+        commands,
+        "verdicts",
+        fit_verdicts,
+        "confidence model file",
+        regularised=False,
+        help="count how often each kind of verdict is right (tune half) and write the rates into the confidence file",
+        description="Replays the answer step on captured question sets, counts each kind of verdict (the subject a "
+        "'which ..., A or B?' question picks; the yes or no of a yes/no question) and how many are right on the sets' "
+        "tune halves, and writes each kind's rate into the confidence model file, whose logistic model stays as it "
+        "is: a verdict of a counted kind is then as sure as its rate. Run it again after `research fit answer`, "
+        "which writes the file anew.",
+    )
     spans = _fit_command(
         commands,
         "spans",
@@ -97,9 +112,11 @@ def register(subparsers: Any) -> None:
     )
 
 
-def _fit_command(commands: Any, name: str, func: Any, out: str, **texts: str) -> argparse.ArgumentParser:
+def _fit_command(
+    commands: Any, name: str, func: Any, out: str, regularised: bool = True, **texts: str
+) -> argparse.ArgumentParser:
     """The `research fit NAME` parser with what every fit reads: the captured sets, the file it writes (`out`,
-    the packaged one by default) and the regularisation strength."""
+    the packaged one by default) and, for a fit with a penalty (`regularised`), its strength."""
     parser = commands.add_parser(name, **texts)
     parser.add_argument(
         "sets",
@@ -109,7 +126,8 @@ def _fit_command(commands: Any, name: str, func: Any, out: str, **texts: str) ->
         "and its capture; the name decides how it is split into halves",
     )
     parser.add_argument("--out", type=Path, default=None, help=f"{out} (default: the packaged one)")
-    parser.add_argument("--c", type=float, default=1.0, help="inverse regularisation strength (default 1.0)")
+    if regularised:
+        parser.add_argument("--c", type=float, default=1.0, help="inverse regularisation strength (default 1.0)")
     parser.set_defaults(func=func)
     return parser
 
@@ -134,8 +152,8 @@ def _sets(values: list[str]) -> dict[str, Path]:
 
 
 def _fit_inputs(args: argparse.Namespace) -> dict[str, Path]:
-    """The captured sets every fit reads, once its regularisation strength is checked."""
-    if not args.c > 0:  # also not NaN
+    """The captured sets every fit reads, once its regularisation strength (if it has one) is checked."""
+    if not getattr(args, "c", 1.0) > 0:  # also not NaN
         raise UserError("--c must be above 0")
     return _sets(args.sets)
 
@@ -244,6 +262,26 @@ def _print_table(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> None:
     print("|---" * len(header) + "|")
     for row in rows:
         print("| " + " | ".join(str(cell) for cell in row) + " |")
+
+
+def fit_verdicts(args: argparse.Namespace) -> int:
+    from components.generation.answer_confidence import DEFAULT_MODEL_PATH, ConfidenceModelError
+    from pipelines.evaluation.halves import HALVES
+    from pipelines.evaluation.questions import EvaluationInputError
+    from pipelines.evaluation.verdict_fit import fit_verdicts
+
+    sets = _fit_inputs(args)
+    out = args.out or DEFAULT_MODEL_PATH
+    with _fit_errors(EvaluationInputError, ConfidenceModelError):
+        report = fit_verdicts(sets, out=out, command=_command("verdicts", sets), model=out if out.is_file() else None)
+    print(f"Verdicts counted on the tune halves; their rates written to {out}")
+    rows = []
+    for kind in dict.fromkeys([*report["kinds"], *report["check"]]):
+        tune, check = report["kinds"].get(kind), report["check"].get(kind)
+        cells = [f"{half['right']} / {half['counted']}" if half else "–" for half in (tune, check)]
+        rows.append([kind, *cells, _number(tune["probability"]) if tune else "– (the model's)"])
+    _print_table(["verdict", f"{HALVES[0]}: right / counted", f"{HALVES[1]}: right / counted", "confidence"], rows)
+    return 0
 
 
 def fit_scoring(args: argparse.Namespace) -> int:

@@ -28,19 +28,20 @@ def replay_sets(
     generators: Mapping[str, Any],
     on_record: Callable[[str, str, dict[str, Any], Any], None] | None = None,
     halves: Sequence[str] = HALVES,
+    select: Callable[[dict[str, Any]], bool] | None = None,
 ) -> dict[str, list[dict[str, Any]]]:
     """Every captured question answered by each generator (question by question, so the parses each reads are
     shared): per variant name, `{"set", "half", "id", "answers", "parts", "candidates", "answer"}` per question
     (`candidates`: every part's short answer joined, shown or not). `on_record(variant, set name, record,
     generator)` runs after each answer (the scoring fit reads the generator's log there). Only the questions of
-    `halves` are asked."""
+    `halves` are asked, and of those only the captured records `select` keeps, when given."""
     for generator in generators.values():
         generator.warm_up()
     out: dict[str, list[dict[str, Any]]] = {name: [] for name in generators}
     for set_name, path in sets.items():
         for record in load_capture(Path(path)):
             half = half_of(set_name, record)
-            if half not in halves:
+            if half not in halves or (select is not None and not select(record)):
                 continue
             documents = captured_documents(record)
             for name, generator in generators.items():

@@ -15,6 +15,7 @@ from components.generation.answer_confidence import (
     FEATURES,
     FOUND_FEATURES,
     MODEL_VERSION,
+    VERDICT_KINDS,
     AnswerConfidence,
     ConfidenceModelError,
     fit,
@@ -258,3 +259,76 @@ class TestThreshold:
     def test_a_threshold_out_of_range_is_refused(self) -> None:
         with pytest.raises(ValueError, match="confidence_threshold"):
             ExtractiveAnswerGenerator(embedding_model="", confidence_threshold=1.5)
+
+
+VERDICT_DOCUMENTS = [
+    Document(
+        id="velvet",
+        content="Velvet Harbour is a rock band formed in Seattle in 1997. Its first album sold well.",
+        meta={"source_title": "Velvet Harbour"},
+        score=0.6,
+    ),
+    Document(
+        id="copper",
+        content="Copper Lantern is a folk band formed in Leeds in 2004. The band toured Japan twice.",
+        meta={"source_title": "Copper Lantern"},
+        score=0.5,
+    ),
+]
+CHOICE_QUESTION = "Which band was formed first, Velvet Harbour or Copper Lantern?"
+YES_NO_QUESTION = "Are Velvet Harbour and Copper Lantern both bands?"
+
+
+def verdicts(**kinds: float) -> dict:
+    """A confidence file's measured verdicts: each kind's rate."""
+    return {"kinds": {kind: {"counted": 10, "right": 9, "probability": rate} for kind, rate in kinds.items()}}
+
+
+class TestMeasuredVerdicts:
+    """A verdict of a kind `research fit verdicts` counted is as sure as its kind's rate; the logistic model rates the
+    rest."""
+
+    def test_a_verdict_takes_its_kinds_measured_rate(self, tmp_path: Path) -> None:
+        path = model_file(tmp_path, -2.0, 0.5, verdicts=verdicts(choice=0.9, yes_no=0.3))
+        generator = ExtractiveAnswerGenerator(embedding_model="", confidence_model=str(path))
+        choice = generator.run(query=CHOICE_QUESTION, documents=VERDICT_DOCUMENTS)
+        (part,) = choice["parts"]
+        assert (part["short_answer"], part["verdict"], part["sure"]) == ("Velvet Harbour", "choice", True)
+        assert choice["short_answer_confidence"] == 0.9 and choice["replies"][0].startswith("Velvet Harbour [1].")
+        yes = generator.run(query=YES_NO_QUESTION, documents=VERDICT_DOCUMENTS)
+        (part,) = yes["parts"]
+        assert (part["short_answer"], part["verdict"], part["sure"]) == ("yes", "yes_no", False)
+        assert yes["short_answer_confidence"] == 0.3 and yes["short_answer"] == ""
+
+    def test_a_kind_not_measured_keeps_the_models_confidence(self, tmp_path: Path) -> None:
+        path = model_file(tmp_path, 2.0, 0.5, verdicts=verdicts(yes_no=0.3))
+        generator = ExtractiveAnswerGenerator(embedding_model="", confidence_model=str(path))
+        out = generator.run(query=CHOICE_QUESTION, documents=VERDICT_DOCUMENTS)
+        assert out["short_answer"] == "Velvet Harbour"
+        assert out["short_answer_confidence"] == pytest.approx(0.8808, abs=1e-3)  # the logistic of the intercept
+
+    def test_a_span_is_no_verdict(self, tmp_path: Path) -> None:
+        path = model_file(tmp_path, -2.0, 0.5, verdicts=verdicts(choice=0.95, yes_no=0.95))
+        out = ExtractiveAnswerGenerator(embedding_model="", confidence_model=str(path)).run(
+            query=QUESTION, documents=DOCUMENTS
+        )
+        (part,) = out["parts"]
+        assert part["verdict"] == "" and out["short_answer_confidence"] == pytest.approx(0.1192, abs=1e-3)
+
+    def test_the_packaged_file_measures_both_kinds(self) -> None:
+        model = AnswerConfidence.load()
+        assert all(0.0 < model.verdict_probability(kind) < 1.0 for kind in VERDICT_KINDS)
+        assert AnswerConfidence.load().verdict_probability("maybe") is None
+
+    @pytest.mark.parametrize(
+        ("value", "message"),
+        [
+            ([], "hold no kinds"),
+            ({"kinds": {"perhaps": {"probability": 0.5}}}, "unknown kind of verdict"),
+            ({"kinds": {"choice": {"probability": 1.5}}}, "no probability between 0 and 1"),
+            ({"kinds": {"choice": {"counted": 3}}}, "no probability between 0 and 1"),
+        ],
+    )
+    def test_measured_verdicts_it_cannot_use_are_one_clear_error(self, tmp_path: Path, value, message: str) -> None:
+        with pytest.raises(ConfidenceModelError, match=message):
+            AnswerConfidence.load(model_file(tmp_path, 0.0, 0.5, verdicts=value))

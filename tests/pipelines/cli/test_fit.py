@@ -242,6 +242,7 @@ def test_a_capture_without_a_tune_half_is_one_sentence(tmp_path: Path, capsys, m
         (["scoring", "squad={capture}", "--out", "{folder}"], "cannot read or write {folder}: Is a directory"),
         (["spans", "squad={capture}", "--out", "{folder}"], "cannot read or write {folder}: Is a directory"),
         (["spans", "squad={capture}", "--contexts", "{folder}"], "cannot read or write {folder}: Is a directory"),
+        (["verdicts", "{capture}"], "is not SET=CAPTURE.jsonl"),
     ],
 )
 def test_bad_arguments_are_one_sentence(capture: Path, tmp_path: Path, capsys, arguments, message) -> None:
@@ -339,3 +340,64 @@ def test_the_check_headlines_precision_comes_with_its_wilson_interval() -> None:
         "interval": None,
         "level": 0.95,
     }
+
+
+BANDS = {
+    "Velvet Harbour": "Velvet Harbour is a rock band formed in Seattle in 1997.",
+    "Copper Lantern": "Copper Lantern is a folk band formed in Leeds in 2004.",
+    "Amber Quay": "Amber Quay is a jazz band formed in Lyon in 1988.",
+}
+
+
+def verdict_records() -> list[dict]:
+    """Comparisons of invented bands (a HotpotQA-style set: questions 0-19 tune, the rest check): three on the tune
+    half, one with a wrong gold answer, one on the check half; and one question that asks for no verdict."""
+    asked = [
+        (0, "Which band was formed first, Velvet Harbour or Copper Lantern?", "Velvet Harbour"),
+        (1, "Which band was formed first, Copper Lantern or Amber Quay?", "Amber Quay"),
+        (2, "Which band was formed later, Velvet Harbour or Amber Quay?", "Amber Quay"),  # gold wrong on purpose
+        (3, "Where was Copper Lantern formed?", "Leeds"),
+        (20, "Which band was formed later, Copper Lantern or Amber Quay?", "Copper Lantern"),
+    ]
+    records = []
+    for index, question, gold in asked:
+        documents = []
+        for title, text in BANDS.items():
+            record = Document(content=text + " It toured widely.", meta={"source_title": title}).to_dict(flatten=False)
+            record.pop("embedding", None)
+            documents.append(record)
+        records.append(
+            {"id": f"q{index}", "index": index, "query": question, "analysis": None, "documents": documents,
+             "answers": [gold]}
+        )  # fmt: skip
+    return records
+
+
+def test_fit_verdicts_writes_each_kinds_rate_into_the_confidence_file(tmp_path: Path, capsys) -> None:
+    capture = tmp_path / "bands.capture.jsonl"
+    write_capture(verdict_records(), capture)
+    out = tmp_path / "confidence.json"
+    assert main(["fit", "verdicts", f"hotpotqa_bands={capture}", "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "| choice | 2 / 3 | 1 / 1 | 0.600 |" in printed  # (2 + 1) / (3 + 2): the rate under a uniform prior
+    data = json.loads(out.read_text())
+    verdicts = data["verdicts"]
+    assert verdicts["kinds"] == {"choice": {"counted": 3, "right": 2, "probability": 0.6}}
+    assert verdicts["check"] == {"choice": {"counted": 1, "right": 1}}
+    assert verdicts["command"] == "research fit verdicts hotpotqa_bands=bands.capture.jsonl"
+    # The logistic model is the packaged one, unchanged; the generator reads the rate as a verdict's confidence.
+    packaged = json.loads(Path(AnswerConfidence.DEFAULT_PATH).read_text())
+    assert {key: data[key] for key in ("coef", "intercept", "threshold")} == {
+        key: packaged[key] for key in ("coef", "intercept", "threshold")
+    }
+    generator = ExtractiveAnswerGenerator(embedding_model="", confidence_model=str(out))
+    record = verdict_records()[0]
+    documents = [Document.from_dict(document) for document in record["documents"]]
+    assert generator.run(query=record["query"], documents=documents)["short_answer_confidence"] == 0.6
+
+
+def test_fit_verdicts_without_a_verdict_on_the_tune_half_is_one_sentence(capture: Path, tmp_path: Path, capsys) -> None:
+    out = tmp_path / "confidence.json"
+    assert main(["fit", "verdicts", f"squad_mini={capture}", "--out", str(out)]) != 0
+    error = capsys.readouterr().err
+    assert "hold no verdict to count: nothing was written" in error and "Traceback" not in error and not out.exists()
