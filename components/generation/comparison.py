@@ -92,8 +92,9 @@ def _alternatives(doc: Any) -> list[str]:
     words = [token for token in doc if not (token.is_punct and token.i == len(doc) - 1)]
     joiners = [token.i for token in words if token.lower_ == "or"]
     commas = [token.i for token in words if token.text == ","]
-    # One comma, before the one "or": a second would make it a list of three or more, or cut a clause off.
-    if len(joiners) != 1 or len(commas) != 1 or commas[0] > joiners[0]:
+    # One comma, before the one "or", closing the question's own words: a second comma, or a colon that opens a list
+    # ("Who is older: A, B or C?"), would make it a list of three or more.
+    if len(joiners) != 1 or len(commas) != 1 or commas[0] > joiners[0] or any(t.text == ":" for t in doc[: commas[0]]):
         return []
     sides = (doc[commas[0] + 1 : joiners[0]], doc[joiners[0] + 1 : words[-1].i + 1])
     found = []

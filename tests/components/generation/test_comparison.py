@@ -78,6 +78,7 @@ class TestAlternativesListedAfterTheComma:
             "Which came first, brindlecast or tarnlib as open source?",  # a preposition: a clause, not a name
             "Who is older, the keeper or his wife?",  # a pronoun names no one by itself
             "Which is older, brindlecast, tarnlib or quell?",  # the comma before the first option cuts it off
+            "Who is older: brindlecast, tarnlib or quell?",  # three options, the first cut off by no comma
         ],
     )
     def test_no_alternatives_without_two_short_names(self, question):
