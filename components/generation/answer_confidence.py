@@ -183,7 +183,7 @@ class AnswerConfidence(logistic_model.LogisticModel):
             if kind not in VERDICT_KINDS:
                 raise ConfidenceModelError(f"the {cls.WHAT} measures an unknown kind of verdict: {kind!r}")
             probability = counted.get("probability") if isinstance(counted, Mapping) else None
-            if not isinstance(probability, (int, float)) or not 0.0 <= probability <= 1.0:
+            if isinstance(probability, bool) or not isinstance(probability, (int, float)) or not 0 <= probability <= 1:
                 raise ConfidenceModelError(f"the {cls.WHAT}'s {kind!r} verdicts have no probability between 0 and 1")
         return model
 

@@ -53,7 +53,7 @@ _SEVERAL = re.compile(r"\b(?:both|same|either|neither)\b", re.I)
 _VERB_DEPS = frozenset({"ROOT", "aux", "auxpass"})
 # An alternative listed after a question's comma is a name or a short noun phrase: a few words, none of these classes.
 _MAX_ALTERNATIVE_WORDS = 4
-_NO_ALTERNATIVE = frozenset({"ADP", "AUX", "VERB", "SCONJ", "PRON", "CCONJ"})
+_NO_ALTERNATIVE = frozenset({"ADP", "AUX", "VERB", "SCONJ", "PRON", "CCONJ", "PART"})
 # Word classes that are no word of a name by their capital alone.
 _FUNCTION_TAGS = frozenset({"ADP", "AUX", "CCONJ", "DET", "PART", "PRON", "SCONJ"})
 _NAME_LABELS = frozenset({"PERSON", "ORG", "GPE", "LOC", "FAC", "NORP", "PRODUCT", "EVENT", "WORK_OF_ART", "LAW"})
@@ -89,7 +89,11 @@ def _alternatives(doc: Any) -> list[str]:
     noun to the tagger). Each must be a short run of words with no verb, preposition or clause of its own ("Which
     came first, A or B as open source?" lists no two names), and the question must list no more than two; []
     otherwise."""
-    words = [token for token in doc if not (token.is_punct and token.i == len(doc) - 1)]
+    words = [token for token in doc if not token.is_space]
+    while words and words[-1].is_punct:
+        words.pop()  # the closing "?" (or "?!")
+    if not words:
+        return []
     joiners = [token.i for token in words if token.lower_ == "or"]
     commas = [token.i for token in words if token.text == ","]
     # One comma, before the one "or", closing the question's own words: a second comma, or a colon that opens a list
@@ -99,7 +103,8 @@ def _alternatives(doc: Any) -> list[str]:
     sides = (doc[commas[0] + 1 : joiners[0]], doc[joiners[0] + 1 : words[-1].i + 1])
     found = []
     for side in sides:
-        kept = [token for token in side if not (token.i == side.start and token.lower_ in {"the", "a", "an"})]
+        kept = [token for token in side if not token.is_space and not token.is_punct]
+        kept = kept[1:] if kept and kept[0].lower_ in {"the", "a", "an"} else kept
         # A word is what spaces delimit: the parts of "scikit-learn" are one word, whatever the tagger calls them.
         starts = [token for token in kept if token.i == kept[0].i or doc[token.i - 1].whitespace_]
         if not 0 < len(starts) <= _MAX_ALTERNATIVE_WORDS or any(token.pos_ in _NO_ALTERNATIVE for token in starts):

@@ -284,9 +284,10 @@ class ExtractiveAnswerGenerator(InitParameterSerialization, ChainReading):
         :returns: `replies`: one answer string whose sentences cite their chunks; `short_answer`: the name, date,
             number or place the question asks for, without citations (empty when it asks for none, none was found or
             none is sure); `short_answer_confidence`: the confidence of the short answer shown, or of the best part's
-            when none is shown (None when nothing answers); `parts`: per part of the question, its `question`,
-            `short_answer` (shown or not), `short_answer_confidence`, whether it is `sure` (shown) and the
-            `features` its confidence read.
+            when none is shown (None when nothing answers); `parts`: per part of the question, its `question` (as the
+            question words it), `short_answer` (shown or not), `short_answer_confidence`, whether it is `sure`
+            (shown), the `features` its confidence read and, for a short answer that is a verdict, its kind
+            (`verdict`: `CHOICE` or `YES_NO`; "" otherwise).
         """
         if not documents:
             return {"replies": [NO_SOURCES_ANSWER], **_NO_SHORT_ANSWER}
@@ -630,7 +631,7 @@ class ExtractiveAnswerGenerator(InitParameterSerialization, ChainReading):
                     "sure": position in sure,
                     "features": found_how[position].get("features") if position is not None else None,
                     # The kind of verdict the short answer is (`CHOICE`, `YES_NO`), for the verdicts' fit; else "".
-                    "verdict": found_how[0].get("verdict", "") if verdict is not None and position == 0 else "",
+                    "verdict": found_how[position].get("verdict", "") if _is_verdict(shorts, position) else "",
                 }
             )
         headline = [confidences[position] for position in sure]
@@ -720,6 +721,11 @@ def _asks_a_name(part: QuestionPart) -> bool:
     return part.kind in {"who", "what", "which"} and bool(part.focus or part.labels)
 
 
+def _is_verdict(shorts: dict[int, tuple[str, int, str]], position: int | None) -> bool:
+    """Whether the part at `position` has a short answer and it is a verdict."""
+    return position in shorts and shorts[position][2] == "verdict"
+
+
 def _asked_sentence(question: QuestionAnalysis) -> str:
     """The sentence of the question that asks: "A has an OBE. Does B also have one?" asks its last. It is cut only
     when the question is a yes/no one or could hold one (a yes/no word opening a word, before a space or the end): no
@@ -734,8 +740,8 @@ def _asked_sentence(question: QuestionAnalysis) -> str:
 def verdict_kind(query: str, analysis: QuestionAnalysis | dict | None = None) -> str:
     """The kind of verdict the answer to `query` would give (`YES_NO`, `CHOICE`), read as `run` reads it (with the
     question's `analysis` when given); "" for a question that asks for none."""
-    question = QuestionAnalysis.from_dict(analysis) if isinstance(analysis, dict) else analysis
-    question = question or analyze_question(query)
+    # As `run` reads it: an empty or absent analysis is made from the question.
+    question = QuestionAnalysis.from_dict(analysis) if analysis else analyze_question(query)
     return _verdict_kind(question, question_form(_asked_sentence(question)))
 
 

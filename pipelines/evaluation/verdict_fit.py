@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -73,23 +74,30 @@ def fit_verdicts(
     out: Path,
     command: str,
     model: str | Path | None = None,
-    generator: Any = None,
 ) -> dict[str, Any]:
     """Counts each kind of verdict on `sets`' captures (set name -> capture file, halves by `halves.half_of`) and
     writes the tune halves' rates into the confidence file `model` (the packaged one when None) as `out`, its
-    logistic model unchanged. Returns `{"kinds": tune counts and rates, "check": check counts, "outcomes": every
-    verdict}`; a ValueError when the tune halves hold no verdict (nothing to measure: the file is not written)."""
+    logistic model unchanged and the rates it held replaced (the replay rates verdicts without them). Returns
+    `{"kinds": tune counts and rates, "check": check counts, "outcomes": every verdict}`; a ValueError when the tune
+    halves hold no verdict (nothing to measure: the file is not written)."""
     from components.generation.extractive_answer_generator import ExtractiveAnswerGenerator, verdict_kind
 
     source = Path(model) if model else AnswerConfidence.DEFAULT_PATH
     AnswerConfidence.load(source)  # refuses a file this code cannot use, before the long replay
-    reader = generator if generator is not None else ExtractiveAnswerGenerator(confidence_model=str(source))
+    # The file as it was, its keys in their order; the verdicts' counts are set below.
+    data = read_json_object(source, AnswerConfidence.WHAT, ConfidenceModelError)
 
     def asks_verdict(record: dict[str, Any]) -> bool:
         return bool(verdict_kind(record["query"], record.get("analysis")))
 
-    # Only the questions that ask for a verdict are answered again: the rest hold none to count.
-    records = replay_sets(sets, {"replay": reader}, select=asks_verdict)["replay"]
+    with tempfile.TemporaryDirectory() as folder:
+        # The replay rates verdicts by the logistic model alone: what it counts must not depend on the rates the
+        # file already holds (a verdict shown or not could change what else the answer reads).
+        unmeasured = Path(folder) / "confidence.json"
+        unmeasured.write_text(json.dumps({key: value for key, value in data.items() if key != "verdicts"}))
+        reader = ExtractiveAnswerGenerator(confidence_model=str(unmeasured))
+        # Only the questions that ask for a verdict are answered again: the rest hold none to count.
+        records = replay_sets(sets, {"replay": reader}, select=asks_verdict)["replay"]
     outcomes = verdict_outcomes(records)
     kinds = counted(outcomes, HALVES[0])
     if not kinds:
@@ -103,8 +111,7 @@ def fit_verdicts(
         "command": command,
         "fitted_on": dt.date.today().isoformat(),
     }
-    # The file as it was, its keys in their order, with the verdicts' counts set.
-    data = {**read_json_object(source, AnswerConfidence.WHAT, ConfidenceModelError), "verdicts": verdicts}
+    data = {**data, "verdicts": verdicts}
     AnswerConfidence.from_dict(data)  # what is written can be read back
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")

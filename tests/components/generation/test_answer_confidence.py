@@ -327,6 +327,7 @@ class TestMeasuredVerdicts:
             ({"kinds": {"perhaps": {"probability": 0.5}}}, "unknown kind of verdict"),
             ({"kinds": {"choice": {"probability": 1.5}}}, "no probability between 0 and 1"),
             ({"kinds": {"choice": {"counted": 3}}}, "no probability between 0 and 1"),
+            ({"kinds": {"choice": {"probability": True}}}, "no probability between 0 and 1"),
         ],
     )
     def test_measured_verdicts_it_cannot_use_are_one_clear_error(self, tmp_path: Path, value, message: str) -> None:

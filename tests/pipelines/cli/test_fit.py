@@ -350,13 +350,15 @@ BANDS = {
 
 
 def verdict_records() -> list[dict]:
-    """Comparisons of invented bands (a HotpotQA-style set: questions 0-19 tune, the rest check): three on the tune
-    half, one with a wrong gold answer, one on the check half; and one question that asks for no verdict."""
+    """Comparisons of invented bands (a HotpotQA-style set: questions 0-19 tune, the rest check): three choices on
+    the tune half, one with a wrong gold answer, one on the check half; a yes/no question; and one question that asks
+    for no verdict."""
     asked = [
         (0, "Which band was formed first, Velvet Harbour or Copper Lantern?", "Velvet Harbour"),
         (1, "Which band was formed first, Copper Lantern or Amber Quay?", "Amber Quay"),
         (2, "Which band was formed later, Velvet Harbour or Amber Quay?", "Amber Quay"),  # gold wrong on purpose
         (3, "Where was Copper Lantern formed?", "Leeds"),
+        (4, "Are Velvet Harbour and Amber Quay both bands?", "yes"),
         (20, "Which band was formed later, Copper Lantern or Amber Quay?", "Copper Lantern"),
     ]
     records = []
@@ -382,7 +384,10 @@ def test_fit_verdicts_writes_each_kinds_rate_into_the_confidence_file(tmp_path: 
     assert "| choice | 2 / 3 | 1 / 1 | 0.600 |" in printed  # (2 + 1) / (3 + 2): the rate under a uniform prior
     data = json.loads(out.read_text())
     verdicts = data["verdicts"]
-    assert verdicts["kinds"] == {"choice": {"counted": 3, "right": 2, "probability": 0.6}}
+    assert verdicts["kinds"] == {
+        "choice": {"counted": 3, "right": 2, "probability": 0.6},
+        "yes_no": {"counted": 1, "right": 1, "probability": 0.6667},
+    }
     assert verdicts["check"] == {"choice": {"counted": 1, "right": 1}}
     assert verdicts["command"] == "research fit verdicts hotpotqa_bands=bands.capture.jsonl"
     # The logistic model is the packaged one, unchanged; the generator reads the rate as a verdict's confidence.
@@ -394,6 +399,9 @@ def test_fit_verdicts_writes_each_kinds_rate_into_the_confidence_file(tmp_path: 
     record = verdict_records()[0]
     documents = [Document.from_dict(document) for document in record["documents"]]
     assert generator.run(query=record["query"], documents=documents)["short_answer_confidence"] == 0.6
+    # Fitted again into the same file, the counts are replaced, not added to: the replay rates verdicts without them.
+    assert main(["fit", "verdicts", f"hotpotqa_bands={capture}", "--out", str(out)]) == 0
+    assert json.loads(out.read_text())["verdicts"]["kinds"] == verdicts["kinds"]
 
 
 def test_fit_verdicts_without_a_verdict_on_the_tune_half_is_one_sentence(capture: Path, tmp_path: Path, capsys) -> None:

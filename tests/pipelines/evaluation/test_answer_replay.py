@@ -51,3 +51,14 @@ def test_replays_every_variant_on_the_chosen_halves_with_its_parts(tmp_path: Pat
     assert seen[:2] == [("sure", "squad"), ("unsure", "squad")]
     checked = replay_sets({"squad": path}, {"sure": generators["sure"]}, halves=("check",))["sure"]
     assert checked and {r["half"] for r in checked} == {"check"}
+    # `select` keeps the captured records it is true of, before any is answered.
+    asked: list[str] = []
+
+    def founded(captured: dict) -> bool:
+        asked.append(captured["query"])
+        return "founded" in captured["query"]
+
+    chosen = replay_sets({"squad": path}, {"sure": generators["sure"]}, select=founded)["sure"]
+    assert len(asked) == 6 and [r["id"] for r in chosen] == [
+        r["id"] for r in capture_records() if "founded" in r["query"]
+    ]
