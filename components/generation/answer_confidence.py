@@ -37,9 +37,12 @@ DEFAULT_MODEL_PATH = Path(__file__).with_name("answer_confidence.json")
 
 # How a part's short answer was found.
 FOUND_BY = ("entity", "role", "phrase", "chain", "verdict", "subject")
-# The kinds of verdict: the subject a "which ..., A or B?" question picks, and the yes or no of a yes/no question.
-CHOICE, YES_NO = "choice", "yes_no"
-VERDICT_KINDS = (CHOICE, YES_NO)
+# The kinds of verdict, by how they are read (`comparison.Verdict.kind`): the option a "which ..., A or B?" question
+# picks by what each option's own sentences say; the yes or no of a question asked of several subjects alike ("Are A
+# and B both ...?", "... the same ...?"), each read in its own sentences; the yes or no of any other yes/no question
+# (one subject, or a relation between subjects that one sentence must state).
+CHOICE, BOTH, YES_NO = "choice", "both", "yes_no"
+VERDICT_KINDS = (CHOICE, BOTH, YES_NO)
 
 # What `part_features` reads of how the answer was found.
 FOUND_FEATURES = (

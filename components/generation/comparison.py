@@ -22,9 +22,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
+from components.generation.answer_confidence import BOTH, CHOICE, YES_NO
 from components.generation.conflict_finder import AMOUNT_LABELS, AMOUNT_TOLERANCE, amount_key, date_key
 from components.generation.question_analysis import HEAD_NOUN_LABELS
 from components.graph.dates import resolve_date
@@ -65,6 +66,9 @@ class Verdict:
 
     answer: str
     evidence: list[Any]
+    # How it was read (`answer_confidence.VERDICT_KINDS`): a choice among options, a yes/no asked of several subjects
+    # alike, or another yes/no.
+    kind: str = YES_NO
 
 
 def subjects(question: str, joiner: str) -> list[str]:
@@ -249,7 +253,7 @@ def compare(question: str, sentences: Sequence[Any]) -> Verdict | None:
             return None
         pick = shares.index(max(shares))
     # The picked subject's sentence first: the short answer cites it.
-    return Verdict(named[pick], [evidence[pick][0]] + [rows[0] for i, rows in enumerate(evidence) if i != pick])
+    return Verdict(named[pick], [evidence[pick][0]] + [rows[0] for i, rows in enumerate(evidence) if i != pick], CHOICE)
 
 
 def yes_no(question: str, sentences: Sequence[Any]) -> Verdict | None:
@@ -265,13 +269,17 @@ def yes_no(question: str, sentences: Sequence[Any]) -> Verdict | None:
         # A subject the sources say nothing of: what is asked of it is unknown, not denied (no verdict; the
         # sentences of the others answer).
         return None
+    kind = BOTH if len(named) > 1 else YES_NO
     if re.search(r"\bsame\b", question.lower()) and len(named) > 1:
-        return _same(question, named, evidence)
+        verdict = _same(question, named, evidence)
+        return None if verdict is None else replace(verdict, kind=kind)
     asked = _asked_terms(question, named)
     best = [max(rows, key=lambda candidate: _share(asked, candidate)) for rows in evidence]
     failing = [row for row in best if _share(asked, row) < YES_SHARE or _NEGATION.search(row.text)]
     # A "no" cites first the sentence of a subject that lacks what is asked: the one the verdict rests on.
-    return Verdict("no", failing + [row for row in best if row not in failing]) if failing else Verdict("yes", best)
+    if failing:
+        return Verdict("no", failing + [row for row in best if row not in failing], kind)
+    return Verdict("yes", best, kind)
 
 
 def _relating(question: str) -> list[str]:

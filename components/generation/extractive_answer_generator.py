@@ -287,7 +287,7 @@ class ExtractiveAnswerGenerator(InitParameterSerialization, ChainReading):
             when none is shown (None when nothing answers); `parts`: per part of the question, its `question` (as the
             question words it), `short_answer` (shown or not), `short_answer_confidence`, whether it is `sure`
             (shown), the `features` its confidence read and, for a short answer that is a verdict, its kind
-            (`verdict`: `CHOICE` or `YES_NO`; "" otherwise).
+            (`verdict`: one of `VERDICT_KINDS`; "" otherwise).
         """
         if not documents:
             return {"replies": [NO_SOURCES_ANSWER], **_NO_SHORT_ANSWER}
@@ -434,7 +434,7 @@ class ExtractiveAnswerGenerator(InitParameterSerialization, ChainReading):
         elif kind == CHOICE:
             verdict = compare(question.question, pool)
         if verdict is not None:
-            found_how[0]["verdict"] = kind
+            found_how[0]["verdict"] = verdict.kind
             # The verdict is the short answer; the sentences read for each subject follow the best one.
             shorts = {0: (verdict.answer, verdict.evidence[0].number, "verdict")}
             # A verdict is as sure as the weakest of the sentences read for its subjects: each is rated as one the
@@ -630,7 +630,7 @@ class ExtractiveAnswerGenerator(InitParameterSerialization, ChainReading):
                     "short_answer_confidence": round(confidences[position], 4) if position in confidences else None,
                     "sure": position in sure,
                     "features": found_how[position].get("features") if position is not None else None,
-                    # The kind of verdict the short answer is (`CHOICE`, `YES_NO`), for the verdicts' fit; else "".
+                    # The kind of verdict the short answer is (`VERDICT_KINDS`), for the verdicts' fit; else "".
                     "verdict": found_how[position].get("verdict", "") if _is_verdict(shorts, position) else "",
                 }
             )

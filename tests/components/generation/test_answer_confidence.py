@@ -276,7 +276,8 @@ VERDICT_DOCUMENTS = [
     ),
 ]
 CHOICE_QUESTION = "Which band was formed first, Velvet Harbour or Copper Lantern?"
-YES_NO_QUESTION = "Are Velvet Harbour and Copper Lantern both bands?"
+BOTH_QUESTION = "Are Velvet Harbour and Copper Lantern both bands?"
+YES_NO_QUESTION = "Was Velvet Harbour formed before Copper Lantern?"
 
 
 def verdicts(**kinds: float) -> dict:
@@ -289,16 +290,21 @@ class TestMeasuredVerdicts:
     rest."""
 
     def test_a_verdict_takes_its_kinds_measured_rate(self, tmp_path: Path) -> None:
-        path = model_file(tmp_path, -2.0, 0.5, verdicts=verdicts(choice=0.9, yes_no=0.3))
+        path = model_file(tmp_path, -2.0, 0.5, verdicts=verdicts(choice=0.9, both=0.3, yes_no=0.7))
         generator = ExtractiveAnswerGenerator(embedding_model="", confidence_model=str(path))
         choice = generator.run(query=CHOICE_QUESTION, documents=VERDICT_DOCUMENTS)
         (part,) = choice["parts"]
         assert (part["short_answer"], part["verdict"], part["sure"]) == ("Velvet Harbour", "choice", True)
         assert choice["short_answer_confidence"] == 0.9 and choice["replies"][0].startswith("Velvet Harbour [1].")
+        both = generator.run(query=BOTH_QUESTION, documents=VERDICT_DOCUMENTS)
+        (part,) = both["parts"]
+        assert (part["short_answer"], part["verdict"], part["sure"]) == ("yes", "both", False)
+        assert both["short_answer_confidence"] == 0.3 and both["short_answer"] == ""
+        # An ordering of two names is read from one value of each, as a yes/no question of its own kind.
         yes = generator.run(query=YES_NO_QUESTION, documents=VERDICT_DOCUMENTS)
         (part,) = yes["parts"]
-        assert (part["short_answer"], part["verdict"], part["sure"]) == ("yes", "yes_no", False)
-        assert yes["short_answer_confidence"] == 0.3 and yes["short_answer"] == ""
+        assert (part["short_answer"], part["verdict"], part["sure"]) == ("yes", "yes_no", True)
+        assert yes["short_answer_confidence"] == 0.7
 
     def test_a_kind_not_measured_keeps_the_models_confidence(self, tmp_path: Path) -> None:
         path = model_file(tmp_path, 2.0, 0.5, verdicts=verdicts(yes_no=0.3))
@@ -315,7 +321,7 @@ class TestMeasuredVerdicts:
         (part,) = out["parts"]
         assert part["verdict"] == "" and out["short_answer_confidence"] == pytest.approx(0.1192, abs=1e-3)
 
-    def test_the_packaged_file_measures_both_kinds(self) -> None:
+    def test_the_packaged_file_measures_every_kind(self) -> None:
         model = AnswerConfidence.load()
         assert all(0.0 < model.verdict_probability(kind) < 1.0 for kind in VERDICT_KINDS)
         assert AnswerConfidence.load().verdict_probability("maybe") is None

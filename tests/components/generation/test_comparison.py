@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import pytest
 
 from components.generation import ExtractiveAnswerGenerator
-from components.generation.answer_confidence import FEATURES
+from components.generation.answer_confidence import BOTH, CHOICE, FEATURES, YES_NO
 from components.generation.comparison import compare, subjects, yes_no
 from components.text.analyzer import terms
 from tests.components.generation.test_answer_confidence import model_file
@@ -441,3 +441,17 @@ class TestVerdictConfidence:
         assert part["short_answer"] == "Velvet Harbour"
         assert part["features"]["top_rank"] == pytest.approx(0.25)
         assert not part["sure"] and part["short_answer_confidence"] < 0.5 and out["short_answer"] == ""
+
+
+class TestKindOfVerdict:
+    """Each verdict says how it was read, for the confidence its kind has earned (`research fit verdicts`)."""
+
+    def test_a_choice_among_options(self):
+        assert compare("Which band was formed first, Velvet Harbour or Copper Lantern?", BANDS).kind == CHOICE
+
+    def test_a_question_asked_of_several_subjects_alike(self):
+        assert yes_no("Are Velvet Harbour and Copper Lantern both bands?", BANDS).kind == BOTH
+
+    def test_any_other_yes_or_no(self):
+        assert yes_no("Was Velvet Harbour formed before Copper Lantern?", BANDS).kind == YES_NO
+        assert yes_no("Is Velvet Harbour a rock band?", BANDS).kind == YES_NO

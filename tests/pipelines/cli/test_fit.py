@@ -351,8 +351,8 @@ BANDS = {
 
 def verdict_records() -> list[dict]:
     """Comparisons of invented bands (a HotpotQA-style set: questions 0-19 tune, the rest check): three choices on
-    the tune half, one with a wrong gold answer, one on the check half; a yes/no question; and one question that asks
-    for no verdict."""
+    the tune half, one with a wrong gold answer, one on the check half; a yes/no question asked of two bands alike;
+    and one question that asks for no verdict."""
     asked = [
         (0, "Which band was formed first, Velvet Harbour or Copper Lantern?", "Velvet Harbour"),
         (1, "Which band was formed first, Copper Lantern or Amber Quay?", "Amber Quay"),
@@ -386,7 +386,7 @@ def test_fit_verdicts_writes_each_kinds_rate_into_the_confidence_file(tmp_path: 
     verdicts = data["verdicts"]
     assert verdicts["kinds"] == {
         "choice": {"counted": 3, "right": 2, "probability": 0.6},
-        "yes_no": {"counted": 1, "right": 1, "probability": 0.6667},
+        "both": {"counted": 1, "right": 1, "probability": 0.6667},
     }
     assert verdicts["check"] == {"choice": {"counted": 1, "right": 1}}
     assert verdicts["command"] == "research fit verdicts hotpotqa_bands=bands.capture.jsonl"
