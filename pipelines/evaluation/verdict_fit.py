@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from components.generation.answer_confidence import VERDICT_KINDS, AnswerConfidence, ConfidenceModelError
+from components.generation.extractive_answer_generator import ExtractiveAnswerGenerator, verdict_kind
 from components.model_files import read_json_object
 from pipelines.evaluation import metrics
 from pipelines.evaluation.answer_replay import replay_sets
@@ -80,8 +81,6 @@ def fit_verdicts(
     logistic model unchanged and the rates it held replaced (the replay rates verdicts without them). Returns
     `{"kinds": tune counts and rates, "check": check counts, "outcomes": every verdict}`; a ValueError when the tune
     halves hold no verdict (nothing to measure: the file is not written)."""
-    from components.generation.extractive_answer_generator import ExtractiveAnswerGenerator, verdict_kind
-
     source = Path(model) if model else AnswerConfidence.DEFAULT_PATH
     AnswerConfidence.load(source)  # refuses a file this code cannot use, before the long replay
     # The file as it was, its keys in their order; the verdicts' counts are set below.
