@@ -737,17 +737,18 @@ def _asked_sentence(question: QuestionAnalysis) -> str:
     return asked
 
 
-def verdict_kind(query: str, analysis: QuestionAnalysis | dict | None = None) -> str:
-    """The kind of verdict the answer to `query` would give (`YES_NO`, `CHOICE`), read as `run` reads it (with the
-    question's `analysis` when given); "" for a question that asks for none."""
+def asks_for_verdict(query: str, analysis: QuestionAnalysis | dict | None = None) -> bool:
+    """Whether `run` would answer `query` with a verdict reading (`comparison.compare` or `comparison.yes_no`), read as
+    `run` reads it (with the question's `analysis` when given): what `research fit verdicts` replays."""
     # As `run` reads it: an empty or absent analysis is made from the question.
     question = QuestionAnalysis.from_dict(analysis) if analysis else analyze_question(query)
-    return _verdict_kind(question, question_form(_asked_sentence(question)))
+    return bool(_verdict_kind(question, question_form(_asked_sentence(question))))
 
 
 def _verdict_kind(question: QuestionAnalysis, form: str | None) -> str:
-    """The kind of verdict that answers the question (`YES_NO`, `CHOICE`), by the form of its asking sentence
-    (`question_form`); "" when it asks for none."""
+    """Which verdict reading answers the question, by the form of its asking sentence (`question_form`): `CHOICE`
+    (`comparison.compare`), `YES_NO` (`comparison.yes_no`, whose verdict may be of the kind `BOTH`), or "" for none.
+    The part records the kind the verdict itself says (`Verdict.kind`)."""
     if form == "yes_no":
         return YES_NO
     if (form == "choice" or question.kind in {"which", "who", "what"}) and _ALTERNATIVE.search(question.question):

@@ -73,8 +73,9 @@ def register(subparsers: Any) -> None:
         "confidence model file",
         regularised=False,
         help="count how often each kind of verdict is right (tune half) and write the rates into the confidence file",
-        description="Replays the answer step on captured question sets, counts each kind of verdict (the subject a "
-        "'which ..., A or B?' question picks; the yes or no of a yes/no question) and how many are right on the sets' "
+        description="Replays the answer step on captured question sets, counts each kind of verdict (the option a "
+        "'which ..., A or B?' question picks; the yes or no of a question asked of several subjects alike, 'are A and "
+        "B both ...?'; the yes or no of any other yes/no question) and how many are right on the sets' "
         "tune halves, and writes each kind's rate into the confidence model file, whose logistic model stays as it "
         "is: a verdict of a counted kind is then as sure as its rate. Run it again after `research fit answer`, "
         "which writes the file anew.",

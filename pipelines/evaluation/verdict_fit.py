@@ -1,9 +1,10 @@
 """`research fit verdicts`: how often each kind of verdict was right, counted on labelled question sets and written
 into the answer-confidence file, so that a verdict is as sure as its kind has proven.
 
-A verdict ("Which was founded first, A or B?" answered by the subject whose date wins; "Are A and B both ...?"
-answered yes or no) is no span the confidence model was fitted on: the model's rows are almost all single-hop spans,
-and it gives a verdict about the confidence of its weakest subject's sentence read as such a span. How often a kind
+A verdict (a *choice*: "Which was founded first, A or B?" answered by the option whose date wins; *both*: "Are A and
+B both ...?" answered yes or no; any other *yes/no*: `answer_confidence.VERDICT_KINDS`) is no span the confidence
+model was fitted on: the model's rows are almost all single-hop spans, and it gives a verdict about the confidence of
+its weakest subject's sentence read as such a span. How often a kind
 of verdict is right is a simpler and better measured thing: this fit replays the answer step on captured sets,
 counts each kind's verdicts and how many are right (token F1 >= 0.5 with a gold answer, as every headline is scored)
 on the tune halves, and stores the posterior mean of that rate under a uniform prior, `(right + 1) / (counted + 2)`:
@@ -28,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from components.generation.answer_confidence import VERDICT_KINDS, AnswerConfidence, ConfidenceModelError
-from components.generation.extractive_answer_generator import ExtractiveAnswerGenerator, verdict_kind
+from components.generation.extractive_answer_generator import ExtractiveAnswerGenerator, asks_for_verdict
 from components.model_files import read_json_object
 from pipelines.evaluation import metrics
 from pipelines.evaluation.answer_replay import replay_sets
@@ -87,7 +88,7 @@ def fit_verdicts(
     data = read_json_object(source, AnswerConfidence.WHAT, ConfidenceModelError)
 
     def asks_verdict(record: dict[str, Any]) -> bool:
-        return bool(verdict_kind(record["query"], record.get("analysis")))
+        return asks_for_verdict(record["query"], record.get("analysis"))
 
     with tempfile.TemporaryDirectory() as folder:
         # The replay rates verdicts by the logistic model alone: what it counts must not depend on the rates the

@@ -409,3 +409,13 @@ def test_fit_verdicts_without_a_verdict_on_the_tune_half_is_one_sentence(capture
     assert main(["fit", "verdicts", f"squad_mini={capture}", "--out", str(out)]) != 0
     error = capsys.readouterr().err
     assert "hold no verdict to count: nothing was written" in error and "Traceback" not in error and not out.exists()
+
+
+def test_fit_verdicts_into_a_file_that_cannot_be_written_is_one_sentence(tmp_path: Path, capsys) -> None:
+    capture = tmp_path / "bands.capture.jsonl"
+    write_capture(verdict_records(), capture)
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("a file where a folder is expected\n", encoding="utf-8")
+    assert main(["fit", "verdicts", f"hotpotqa_bands={capture}", "--out", str(blocker / "confidence.json")]) == 1
+    error = capsys.readouterr().err
+    assert "cannot read or write" in error and str(blocker) in error and "Traceback" not in error
