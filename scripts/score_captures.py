@@ -13,8 +13,9 @@ Usage:
 
 DIR holds the capture files by their usual names (`squad.jsonl`, `hotpotqa_dev40.jsonl`, `musique_dev40.jsonl`,
 `demo_questions.jsonl`, `demo_paraphrases.jsonl`, `demo_analyst.jsonl`, `demo_analyst_fresh.jsonl`,
-`demo_verdicts.jsonl`); the sets default to every one present. `-v` lists every part's short answer; `--json` writes
-each part's short answer, confidence and shown flag, a line a question, for diffing two trees.
+`demo_verdicts.jsonl`, `verdicts_hotpotqa_corpus.jsonl`); the sets default to every one present. `-v` lists every
+part's short answer; `--json` writes each part's short answer, confidence and shown flag, a line a question, for
+diffing two trees.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ SETS = {
     "analyst": ("demo_analyst", "demo_analyst.jsonl"),
     "fresh": ("demo_analyst_fresh", "demo_analyst_fresh.jsonl"),
     "verdicts": ("demo_verdicts", "demo_verdicts.jsonl"),
+    "verdicts_hotpotqa": ("verdicts_hotpotqa_corpus", "verdicts_hotpotqa_corpus.jsonl"),
 }
 
 
