@@ -27,7 +27,7 @@ from typing import Any
 
 from components.generation.answer_confidence import BOTH, CHOICE, YES_NO
 from components.generation.conflict_finder import AMOUNT_LABELS, AMOUNT_TOLERANCE, amount_key, date_key
-from components.generation.question_analysis import HEAD_NOUN_LABELS
+from components.generation.question_analysis import HEAD_NOUN_LABELS, WH_WORDS
 from components.graph.dates import resolve_date
 from components.text.analyzer import terms, words
 from components.text.language import VALUE_LABELS, parse
@@ -46,6 +46,7 @@ SMALLER = frozenset(
 # A subject's sentences must hold this share of what is asked about it for a "yes".
 YES_SHARE = 0.6
 _YEAR = re.compile(r"\b(1\d{3}|20\d{2})\b")
+_DECADES = frozenset(f"{decade}0s" for decade in range(100, 210))
 _NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?")
 _NEGATION = re.compile(r"\b(?:not|never|no longer|neither|nor)\b", re.I)
 # Words by which a question says it asks of several subjects at once.
@@ -82,9 +83,24 @@ def subjects(question: str, joiner: str) -> list[str]:
     found = _coordinated(doc, joiner, split=False)
     if not found and (joiner == "or" or _SEVERAL.search(question)):
         found = _coordinated(doc, joiner, split=True)
-    if len(found) < 2 and joiner == "or":
-        found = _alternatives(doc) or found
+    if joiner == "or":
+        # The options an alternative question lists after its comma are whole where the recogniser cut a name short
+        # ("Formula 1 97" read as "Formula"): they stand for the names found inside them.
+        options = _alternatives(doc)
+        if options and (len(found) < 2 or _inside(found, options)):
+            found = options
     return found
+
+
+def _inside(names: list[str], options: list[str]) -> bool:
+    """Whether each option holds one of `names` and each name lies in an option, as whole words."""
+
+    def holds(option: str, name: str) -> bool:
+        return re.search(rf"(?<!\w){re.escape(name.lower())}(?!\w)", option.lower()) is not None
+
+    return all(any(holds(option, name) for name in names) for option in options) and all(
+        any(holds(option, name) for option in options) for name in names
+    )
 
 
 def _alternatives(doc: Any) -> list[str]:
@@ -111,10 +127,25 @@ def _alternatives(doc: Any) -> list[str]:
         kept = kept[1:] if kept and kept[0].lower_ in {"the", "a", "an"} else kept
         # A word is what spaces delimit: the parts of "scikit-learn" are one word, whatever the tagger calls them.
         starts = [token for token in kept if token.i == kept[0].i or doc[token.i - 1].whitespace_]
-        if not 0 < len(starts) <= _MAX_ALTERNATIVE_WORDS or any(token.pos_ in _NO_ALTERNATIVE for token in starts):
+        if not 0 < len(starts) <= _MAX_ALTERNATIVE_WORDS or any(
+            token.pos_ in _NO_ALTERNATIVE and not _in_title(token, kept) for token in starts
+        ):
             return []
         found.append(doc[kept[0].i : kept[-1].i + 1].text)
     return found
+
+
+def _in_title(token: Any, side: list[Any]) -> bool:
+    """Whether `token` is a word of a title among `side`'s words: capitalised inside the question ("Cool It Carol!"),
+    or a lower-case preposition between two capitalised words, its article beside it ("Four Dimensions of Greta",
+    "Gone with the Wind")."""
+    if token.text[:1].isupper() and not token.is_sent_start:
+        return True
+    if token.pos_ != "ADP" or token.i in (side[0].i, side[-1].i):
+        return False
+    after = token.doc[token.i + 1]
+    after = token.doc[after.i + 1] if after.pos_ == "DET" and after.i < side[-1].i else after
+    return token.doc[token.i - 1].text[:1].isupper() and after.text[:1].isupper()
 
 
 def _coordinated(doc: Any, joiner: str, split: bool) -> list[str]:
@@ -218,8 +249,18 @@ def _listed_before(name: Any, names: list[Any]) -> list[Any]:
         opening = earlier[0].start - 1
         if opening >= 0 and (earlier[0].doc[opening].tag_ in {"PRP$", "IN"}):
             return listed
+        if opening >= 0 and _predicate_of_wh_clause(earlier[0].doc, opening):
+            return listed
         listed.insert(0, earlier[0])
         current = earlier[0]
+
+
+def _predicate_of_wh_clause(doc: Any, verb: int) -> bool:
+    """Whether the word after `verb` completes the question's own clause: `verb` is its verb and a wh-word comes
+    before it ("Which singer is Welsh, A or B?": "Welsh" is what is asked of the options, however the tagger reads
+    it). A name right after the verb of a question without one is a subject ("Are A, B and C all bands?")."""
+    token = doc[verb]
+    return token.pos_ in ("AUX", "VERB") and any(word.lower_ in WH_WORDS for word in doc[:verb])
 
 
 def _conjoined(first: Any, second: Any) -> bool:
@@ -238,7 +279,7 @@ def compare(question: str, sentences: Sequence[Any]) -> Verdict | None:
     order = _order(question, named)
     if order is not None:
         kind, later = order
-        found = _values(kind, _attribute_terms(question, named), evidence)
+        found = _values(kind, _attribute_terms(question, named), evidence, named)
         pick = _winner([value for value, _ in found], kind, later)
         if pick is None:
             return None
@@ -312,7 +353,8 @@ def _related(question: str, named: list[str], sentences: Sequence[Any]) -> Verdi
     order = _order(question, named)
     if order is not None and len(named) == 2 and _compared_with(question, named[1]):
         kind, later = order
-        found = _values(kind, _attribute_terms(question, named), [_evidence_of(name, sentences) for name in named])
+        evidence = [_evidence_of(name, sentences) for name in named]
+        found = _values(kind, _attribute_terms(question, named), evidence, named)
         pick = _winner([value for value, _ in found], kind, later)
         return None if pick is None else Verdict("yes" if pick == 0 else "no", [row for _, row in found])
     own = set().union(*(terms(name) for name in named))
@@ -417,7 +459,11 @@ def _asked_terms(question: str, named: list[str]) -> set[str]:
 def _share(asked: set[str], row: Any) -> float:
     if not asked:
         return 0.0
-    return len(asked & (row.terms | row.title_terms)) / len(asked)
+    held = row.terms | row.title_terms
+    if any(term in _DECADES for term in asked):
+        # A year is in its decade: "founded in 1994" answers "founded in the 1990s".
+        held = held | {f"{year[:3]}0s" for year in _YEAR.findall(row.text)}
+    return len(asked & held) / len(asked)
 
 
 def _order(question: str, named: list[str]) -> tuple[str, bool | None] | None:
@@ -460,12 +506,13 @@ def _holds(row: Any, attribute: set[str]) -> bool:
     return plain <= row.terms | row.title_terms and all(re.search(rf"\b{letter}\b", row.text) for letter in letters)
 
 
-def _values(kind: str, attribute: set[str], evidence: list[list[Any]]) -> list[tuple[Any, Any]]:
+def _values(kind: str, attribute: set[str], evidence: list[list[Any]], named: list[str]) -> list[tuple[Any, Any]]:
     """Each subject's value of `kind` and the sentence it was read from ((None, None) when none holds one): from the
     first of its sentences that holds every term of the asked attribute, the value nearest those terms; without an
-    attribute ("Which is older, A or B?"), the first year or the largest number of its first sentence that has one."""
+    attribute ("Which is older, A or B?"), the first year or the largest number of its first sentence that has one.
+    A date asked of an event no sentence words as the question does is read from the subject's own text (`_about`)."""
     found: list[tuple[Any, Any]] = []
-    for rows in evidence:
+    for name, rows in zip(named, evidence, strict=True):
         pair: tuple[Any, Any] = (None, None)
         for row in rows:
             if attribute and not _holds(row, attribute):
@@ -474,8 +521,22 @@ def _values(kind: str, attribute: set[str], evidence: list[list[Any]]) -> list[t
             if value is not None:
                 pair = (value, row)
                 break
+        if pair[0] is None and attribute and kind == "time":
+            # No sentence words the asked event as the question does ("founded" against "began production in 1853",
+            # "born" against a life's dates in brackets): the first date of the subject's first sentence about itself.
+            about = (row for row in rows if _about(row, name))
+            pair = next(((value, row) for row in about if (value := _plain_value(row.text, kind)) is not None), pair)
         found.append(pair)
     return found
+
+
+def _about(row: Any, name: str) -> bool:
+    """Whether `row` is the subject's own text: its chunk is titled by the name, or it opens with the name (after an
+    article), as a sentence introducing it does. A sentence that only mentions the name ("X is a novel by Y, first
+    published in 1953") dates something else."""
+    wanted = set(terms(name))
+    opening = re.sub(r"^(?:the|a|an)\s+", "", row.text.lstrip(" \"'"), flags=re.I)
+    return wanted <= row.title_terms or opening.lower().startswith(name.lower())
 
 
 def _plain_value(text: str, kind: str) -> Any:

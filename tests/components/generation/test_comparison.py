@@ -90,6 +90,70 @@ class TestAlternativesListedAfterTheComma:
         assert verdict is not None and verdict.answer == "Velvet Harbour"
 
 
+class TestOptionsAfterTheComma:
+    """What the question asks of its options, said before the comma, is no option; the options listed after the
+    comma are whole names where the recogniser cut them short."""
+
+    @pytest.mark.parametrize(
+        ("question", "names"),
+        [
+            # The predicate the tagger reads as a proper noun (and the recogniser as a person or a group).
+            ("Which singer is Welsh, Orla Vennick or Tavrin Kelso?", ["Orla Vennick", "Tavrin Kelso"]),
+            ("Which Lantern co-founder is Danish, Orla Vennick or Tavrin Kelso?", ["Orla Vennick", "Tavrin Kelso"]),
+            ("Which company is Swedish, Kestrel, Amberline or Brask?", ["Kestrel", "Amberline", "Brask"]),
+            # Titles with a number, a lower-case preposition or a capitalised pronoun in them.
+            ("Which game was released first, Harbour Racing or Formula 4 99?", ["Harbour Racing", "Formula 4 99"]),
+            (
+                "Which film came out later, Three Days of Varna or Mind It Kestrel!?",
+                ["Three Days of Varna", "Mind It Kestrel"],
+            ),
+        ],
+    )
+    def test_the_options_are_the_names_listed(self, question, names):
+        assert subjects(question, "or") == names
+
+    def test_a_list_opening_after_the_comma_keeps_its_first_name(self):
+        question = "Which is older, Kestrel Press, Amberline Books or Brask House?"
+        assert subjects(question, "or") == ["Kestrel Press", "Amberline Books", "Brask House"]
+
+    def test_the_predicate_decides_the_choice(self):
+        rows = [Row("Orla Vennick is a Danish singer from Aarhus."), Row("Tavrin Kelso is a Welsh singer.")]
+        assert compare("Which singer is Welsh, Orla Vennick or Tavrin Kelso?", rows).answer == "Tavrin Kelso"
+
+
+class TestADateTheQuestionWordsOtherwise:
+    """A date asked of an event no sentence words as the question does is read from the subject's own text."""
+
+    def test_an_event_worded_otherwise(self):
+        rows = [
+            Row("Kestrel Brewing is a beer company that began production in 1853 in Ohio."),
+            Row("Varna Ales was founded in 1777 by Orla Vennick."),
+        ]
+        verdict = compare("Which brewery was founded earlier, Kestrel Brewing or Varna Ales?", rows)
+        assert verdict is not None and verdict.answer == "Varna Ales"
+
+    def test_a_life_in_brackets_dates_a_birth(self):
+        rows = [
+            Row("Orla Vennick (6 October 1919 – 26 March 1989) was a ski jumper."),
+            Row("Tavrin Kelso (30 December 1907 – 7 April 1994) was a ski jumper."),
+        ]
+        assert compare("Who was born first, Orla Vennick or Tavrin Kelso?", rows).answer == "Tavrin Kelso"
+
+    def test_a_sentence_that_only_mentions_the_subject_dates_nothing_of_it(self):
+        rows = [
+            Row("Orla Vennick (6 October 1919 – 26 March 1989) was a ski jumper."),
+            Row("The Harbour is a novel by Tavrin Kelso, first published in 1953.", title="The Harbour"),
+        ]
+        assert compare("Who was born first, Orla Vennick or Tavrin Kelso?", rows) is None
+
+    def test_a_chunk_titled_by_the_subject_is_its_own_text(self):
+        rows = [
+            Row("Orla Vennick (6 October 1919 – 26 March 1989) was a ski jumper."),
+            Row("His first novel, The Harbour, appeared in 1953.", title="Tavrin Kelso"),
+        ]
+        assert compare("Who was born first, Orla Vennick or Tavrin Kelso?", rows).answer == "Orla Vennick"
+
+
 class TestSubjectsTheParseMisreads:
     """Question shapes whose names spaCy's parse or recogniser reads short, long or not at all (invented names)."""
 
@@ -135,14 +199,15 @@ class TestSubjectsTheParseMisreads:
         assert yes_no(question, rows).answer == "no"
 
     def test_a_title_opening_with_a_capitalised_function_word(self):
-        # "On" is no name by its capital: the subject is the title's naming words, which its sentences hold.
+        # The recogniser bounds the title at its naming words; the options listed after the comma keep it whole, and
+        # its sentences hold its terms either way.
         question = "Which was published first, Harbour Lights or On the Varna Road?"
-        assert subjects(question, "or") == ["Harbour Lights", "Varna Road"]
+        assert subjects(question, "or") == ["Harbour Lights", "On the Varna Road"]
         rows = [
             Row("Harbour Lights is a novel published in 1961."),
             Row("On the Varna Road is a memoir published in 1954."),
         ]
-        assert compare(question, rows).answer == "Varna Road"
+        assert compare(question, rows).answer == "On the Varna Road"
 
     def test_a_name_holding_an_and_stays_whole_beside_two_other_names(self):
         question = "Are the Bank of Kestrel and Amberline and Brask Media both banks?"
@@ -239,6 +304,11 @@ class TestYesNo:
 
     def test_the_same_value(self):
         assert yes_no("Are Velvet Harbour and Copper Lantern from the same city?", BANDS).answer == "no"
+
+    @pytest.mark.parametrize(("second", "answer"), [("1991", "yes"), ("2010", "no")])
+    def test_a_year_is_in_its_decade(self, second, answer):
+        rows = [Row("Kestrel Brewing was founded in 1994 in Ohio."), Row(f"Varna Ales was founded in {second}.")]
+        assert yes_no("Were Kestrel Brewing and Varna Ales both founded in the 1990s?", rows).answer == answer
 
 
 class TestRelations:
