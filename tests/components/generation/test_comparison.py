@@ -91,16 +91,11 @@ class TestAlternativesListedAfterTheComma:
 
 
 class TestOptionsAfterTheComma:
-    """What the question asks of its options, said before the comma, is no option; the options listed after the
-    comma are whole names where the recogniser cut them short."""
+    """The options listed after the comma are whole names where the recogniser cut them short."""
 
     @pytest.mark.parametrize(
         ("question", "names"),
         [
-            # The predicate the tagger reads as a proper noun (and the recogniser as a person or a group).
-            ("Which singer is Welsh, Orla Vennick or Tavrin Kelso?", ["Orla Vennick", "Tavrin Kelso"]),
-            ("Which Lantern co-founder is Danish, Orla Vennick or Tavrin Kelso?", ["Orla Vennick", "Tavrin Kelso"]),
-            ("Which company is Swedish, Kestrel, Amberline or Brask?", ["Kestrel", "Amberline", "Brask"]),
             # Titles with a number, a lower-case preposition or a capitalised pronoun in them.
             ("Which game was released first, Harbour Racing or Formula 4 99?", ["Harbour Racing", "Formula 4 99"]),
             (
@@ -115,10 +110,6 @@ class TestOptionsAfterTheComma:
     def test_a_list_opening_after_the_comma_keeps_its_first_name(self):
         question = "Which is older, Kestrel Press, Amberline Books or Brask House?"
         assert subjects(question, "or") == ["Kestrel Press", "Amberline Books", "Brask House"]
-
-    def test_the_predicate_decides_the_choice(self):
-        rows = [Row("Orla Vennick is a Danish singer from Aarhus."), Row("Tavrin Kelso is a Welsh singer.")]
-        assert compare("Which singer is Welsh, Orla Vennick or Tavrin Kelso?", rows).answer == "Tavrin Kelso"
 
 
 class TestADateTheQuestionWordsOtherwise:
