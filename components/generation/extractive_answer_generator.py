@@ -25,7 +25,7 @@ from components.generation.answer_wording import (
     state_chain,
 )
 from components.generation.chain_reading import ChainReading, answers_its_clause, is_last_bridge, read_off_hop
-from components.generation.comparison import compare, yes_no
+from components.generation.comparison import compare, subjects, yes_no
 from components.generation.further_sentences import (
     MIN_BRIDGE_SHARE,
     MIN_HOP_GAIN,
@@ -221,6 +221,10 @@ class ExtractiveAnswerGenerator(InitParameterSerialization, ChainReading):
         ranked = [document for document in documents if not isinstance((document.meta or {}).get("hop"), dict)]
         direct = self._compose(query, ranked, analysis, self.scoring)
         held = direct.pop("_held_reply", None)
+        if direct.pop("_off_options", False):
+            # A choice between listed options is answered by one of them: a span naming none ("a large outbreak" for
+            # "Which outbreak produced more tornadoes, A or B?") answers something else, whatever its confidence.
+            return _held_back(direct, held)
         # A question no chunk answered at all has no hop to read either.
         evidence = direct.pop("_evidence", False)
         # One part only: a chain answers the question as one part, and a several-part question's parts stay its own.
@@ -433,6 +437,9 @@ class ExtractiveAnswerGenerator(InitParameterSerialization, ChainReading):
             verdict = yes_no(asked, pool)
         elif kind == CHOICE:
             verdict = compare(question.question, pool)
+        if verdict is None and kind == CHOICE:
+            # The options a choice lists, to hold back a span read otherwise that names none of them (see `run`).
+            found_how[0]["options"] = subjects(question.question, "or")
         if verdict is not None:
             found_how[0]["verdict"] = verdict.kind
             # The verdict is the short answer; the sentences read for each subject follow the best one.
@@ -652,6 +659,7 @@ class ExtractiveAnswerGenerator(InitParameterSerialization, ChainReading):
             "parts": answer_parts,
             "_evidence": evidence,
             "_held_reply": held,
+            "_off_options": len(parts) == 1 and 0 in shorts and _names_no_option(shorts[0][0], found_how[0]),
         }
 
     def _choose_spans(
@@ -754,6 +762,16 @@ def _verdict_kind(question: QuestionAnalysis, form: str | None) -> str:
     if (form == "choice" or question.kind in {"which", "who", "what"}) and _ALTERNATIVE.search(question.question):
         return CHOICE
     return ""
+
+
+def _names_no_option(span: str, how: dict[str, Any]) -> bool:
+    """Whether a choice question's span (no verdict was reached) names none of the options it lists: neither holds
+    the other's terms. False for a question that is no choice or lists no two options."""
+    options = how.get("options") or []
+    if len(options) < 2 or not terms(span):
+        return False
+    said = set(terms(span))
+    return not any(said <= set(terms(option)) or set(terms(option)) <= said for option in options if terms(option))
 
 
 def _held_back(direct: dict[str, Any], held: str | None) -> dict[str, Any]:

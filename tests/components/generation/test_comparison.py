@@ -458,6 +458,31 @@ class TestInTheAnswer:
         assert reply.startswith("Velvet Harbour [1].")
         assert "formed in Seattle in 1997 [1]" in reply and "formed in Leeds in 2004 [2]" in reply
 
+    def test_a_span_naming_none_of_the_options_is_held_back(self):
+        # No tornado count to compare: the span read otherwise ("Iowa") answers no choice between the two outbreaks.
+        documents = [
+            kb_document(
+                "tarn",
+                "The Tarn outbreak of May 1968 was a large tornado outbreak across Iowa. It killed 18 people.",
+                0.6,
+                title="Tarn outbreak of May 1968",
+            ),
+            kb_document(
+                "vell",
+                "The Vell outbreak of April 1998 struck Alabama, where a large outbreak of storms killed 34 people.",
+                0.5,
+                title="Vell outbreak of April 1998",
+            ),
+        ]
+        out = ExtractiveAnswerGenerator(confidence_threshold=0.0).run(
+            query="Which outbreak produced more tornadoes, the Tarn outbreak of May 1968 or the Vell outbreak of "
+            "April 1998?",
+            documents=documents,
+        )
+        part = out["parts"][0]
+        assert out["short_answer"] == "" and part["short_answer_confidence"] is None and not part["sure"]
+        assert "Not sure of the short answer" in out["replies"][0]
+
 
 class TestBothSidesRead:
     """A verdict is said only from sentences read for every subject, each value from its own sentence; dates are read
