@@ -92,6 +92,14 @@ def subjects(question: str, joiner: str) -> list[str]:
     return found
 
 
+def listed_options(question: str) -> list[str]:
+    """The two options an alternative question lists after its only comma ("Which is older, A or B?"), when they are
+    all the names it offers to choose from; [] for any other question, and for a list of three whose first name comes
+    before the comma ("a work like the Quran, Torah or Bible"), where what is asked may be none of them."""
+    options = _alternatives(parse(question))
+    return options if options and subjects(question, "or") == options else []
+
+
 def _inside(names: list[str], options: list[str]) -> bool:
     """Whether each option holds one of `names` and each name lies in an option, as whole words."""
 

@@ -25,7 +25,7 @@ from components.generation.answer_wording import (
     state_chain,
 )
 from components.generation.chain_reading import ChainReading, answers_its_clause, is_last_bridge, read_off_hop
-from components.generation.comparison import compare, subjects, yes_no
+from components.generation.comparison import compare, listed_options, yes_no
 from components.generation.further_sentences import (
     MIN_BRIDGE_SHARE,
     MIN_HOP_GAIN,
@@ -439,7 +439,7 @@ class ExtractiveAnswerGenerator(InitParameterSerialization, ChainReading):
             verdict = compare(question.question, pool)
         if verdict is None and kind == CHOICE:
             # The options a choice lists, to hold back a span read otherwise that names none of them (see `run`).
-            found_how[0]["options"] = subjects(question.question, "or")
+            found_how[0]["options"] = listed_options(question.question)
         if verdict is not None:
             found_how[0]["verdict"] = verdict.kind
             # The verdict is the short answer; the sentences read for each subject follow the best one.
