@@ -13,9 +13,9 @@ Usage:
 
 DIR holds the capture files by their usual names (`squad.jsonl`, `hotpotqa_dev40.jsonl`, `musique_dev40.jsonl`,
 `demo_questions.jsonl`, `demo_paraphrases.jsonl`, `demo_analyst.jsonl`, `demo_analyst_fresh.jsonl`,
-`demo_verdicts.jsonl`, `verdicts_hotpotqa_corpus.jsonl`); the sets default to every one present. `-v` lists every
-part's short answer; `--json` writes each part's short answer, confidence and shown flag, a line a question, for
-diffing two trees.
+`demo_verdicts.jsonl`, `verdicts_hotpotqa_corpus.jsonl`, `verdicts_musique_corpus.jsonl`); the sets default to every
+one present. `-v` lists every part's short answer; `--json` writes each part's short answer, confidence and shown
+flag, a line a question, for diffing two trees.
 """
 
 from __future__ import annotations
@@ -35,6 +35,7 @@ SETS = {
     "fresh": ("demo_analyst_fresh", "demo_analyst_fresh.jsonl"),
     "verdicts": ("demo_verdicts", "demo_verdicts.jsonl"),
     "verdicts_hotpotqa": ("verdicts_hotpotqa_corpus", "verdicts_hotpotqa_corpus.jsonl"),
+    "verdicts_musique": ("verdicts_musique_corpus", "verdicts_musique_corpus.jsonl"),
 }
 
 
