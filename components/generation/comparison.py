@@ -27,7 +27,7 @@ from typing import Any
 
 from components.generation.answer_confidence import BOTH, CHOICE, YES_NO
 from components.generation.conflict_finder import AMOUNT_LABELS, AMOUNT_TOLERANCE, amount_key, date_key
-from components.generation.question_analysis import HEAD_NOUN_LABELS
+from components.generation.question_analysis import HEAD_NOUN_LABELS, WH_WORDS
 from components.graph.dates import resolve_date
 from components.text.analyzer import terms, words
 from components.text.language import VALUE_LABELS, parse
@@ -257,8 +257,19 @@ def _listed_before(name: Any, names: list[Any]) -> list[Any]:
         opening = earlier[0].start - 1
         if opening >= 0 and (earlier[0].doc[opening].tag_ in {"PRP$", "IN"}):
             return listed
+        if opening >= 0 and _predicate_of_wh_clause(earlier[0].doc, opening):
+            return listed
         listed.insert(0, earlier[0])
         current = earlier[0]
+
+
+def _predicate_of_wh_clause(doc: Any, verb: int) -> bool:
+    """Whether the name after `verb` completes the question's own clause: `verb` is its verb and a wh-word comes
+    before it ("Which singer is Welsh, A or B?", "Which judoka represented Canada, A or B?": what is asked of the
+    options, however the tagger reads it). A name right after the verb of a question without one is a subject ("Are
+    A, B and C all bands?")."""
+    token = doc[verb]
+    return token.pos_ in ("AUX", "VERB") and any(word.lower_ in WH_WORDS for word in doc[:verb])
 
 
 def _conjoined(first: Any, second: Any) -> bool:

@@ -91,11 +91,17 @@ class TestAlternativesListedAfterTheComma:
 
 
 class TestOptionsAfterTheComma:
-    """The options listed after the comma are whole names where the recogniser cut them short."""
+    """What the question asks of its options, said before the comma, is no option; the options listed after the
+    comma are whole names where the recogniser cut them short."""
 
     @pytest.mark.parametrize(
         ("question", "names"),
         [
+            # The predicate or object of the wh-clause, which the tagger reads as a proper noun.
+            ("Which singer is Welsh, Orla Vennick or Tavrin Kelso?", ["Orla Vennick", "Tavrin Kelso"]),
+            ("Which Lantern co-founder is Danish, Orla Vennick or Tavrin Kelso?", ["Orla Vennick", "Tavrin Kelso"]),
+            ("Which judoka represented Canada, Orla Vennick or Tavrin Kelso?", ["Orla Vennick", "Tavrin Kelso"]),
+            ("Which company is Swedish, Kestrel, Amberline or Brask?", ["Kestrel", "Amberline", "Brask"]),
             # Titles with a number, a lower-case preposition or a capitalised pronoun in them.
             ("Which game was released first, Harbour Racing or Formula 4 99?", ["Harbour Racing", "Formula 4 99"]),
             (
@@ -106,6 +112,10 @@ class TestOptionsAfterTheComma:
     )
     def test_the_options_are_the_names_listed(self, question, names):
         assert subjects(question, "or") == names
+
+    def test_the_predicate_decides_the_choice(self):
+        rows = [Row("Orla Vennick is a Danish singer from Aarhus."), Row("Tavrin Kelso is a Welsh singer.")]
+        assert compare("Which singer is Welsh, Orla Vennick or Tavrin Kelso?", rows).answer == "Tavrin Kelso"
 
     def test_a_list_opening_after_the_comma_keeps_its_first_name(self):
         question = "Which is older, Kestrel Press, Amberline Books or Brask House?"
