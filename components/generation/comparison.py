@@ -47,6 +47,12 @@ SMALLER = frozenset(
 YES_SHARE = 0.6
 _YEAR = re.compile(r"\b(1\d{3}|20\d{2})\b")
 _DECADES = frozenset(f"{decade}0s" for decade in range(100, 210))
+_SUBJECT_DEPS = frozenset({"nsubj", "nsubjpass"})
+# What a question asks when it asks when something ended: a fallback date (see `_values`) is a start's, not an end's.
+_END_EVENTS = frozenset(
+    terms("die died death close closed end ended fold folded disband disbanded dissolve dissolved retire retired")
+    + terms("cease ceased shut demolish demolished abolish abolished defunct")
+)
 _NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?")
 _NEGATION = re.compile(r"\b(?:not|never|no longer|neither|nor)\b", re.I)
 # Words by which a question says it asks of several subjects at once.
@@ -139,7 +145,10 @@ def _alternatives(doc: Any) -> list[str]:
             token.pos_ in _NO_ALTERNATIVE and not _in_title(token, kept) for token in starts
         ):
             return []
-        found.append(doc[kept[0].i : kept[-1].i + 1].text)
+        text = doc[kept[0].i : kept[-1].i + 1].text
+        # A bracket the option opens and the question closes after it is a gloss, not part of the name ("Kestrel
+        # (band)"): the closing bracket, a punctuation mark at the end, was left out above.
+        found.append(re.sub(r"\s*\([^)]*$", "", text) or text)
     return found
 
 
@@ -257,19 +266,28 @@ def _listed_before(name: Any, names: list[Any]) -> list[Any]:
         opening = earlier[0].start - 1
         if opening >= 0 and (earlier[0].doc[opening].tag_ in {"PRP$", "IN"}):
             return listed
-        if opening >= 0 and _predicate_of_wh_clause(earlier[0].doc, opening):
+        if opening >= 0 and _predicate_of_wh_clause(earlier[0].doc, opening, earlier[0]):
             return listed
         listed.insert(0, earlier[0])
         current = earlier[0]
 
 
-def _predicate_of_wh_clause(doc: Any, verb: int) -> bool:
-    """Whether the name after `verb` completes the question's own clause: `verb` is its verb and a wh-word comes
-    before it ("Which singer is Welsh, A or B?", "Which judoka represented Canada, A or B?": what is asked of the
-    options, however the tagger reads it). A name right after the verb of a question without one is a subject ("Are
-    A, B and C all bands?")."""
+def _predicate_of_wh_clause(doc: Any, verb: int, name: Any) -> bool:
+    """Whether `name`, right after `verb`, completes the question's own clause rather than opening a list of options:
+    `verb` is the verb of the wh-word's clause (the wh-word hangs on it or on its subject), and `name` is not that
+    verb's subject ("Which singer is Welsh, A or B?", "Which judoka represented Canada, A or B?": what is asked of the
+    options, however the tagger reads it). "When were A, B and C founded?" (the wh-word no subject) and "Which did A,
+    B or C release first?" (a "do" that only carries the question) keep A."""
     token = doc[verb]
-    return token.pos_ in ("AUX", "VERB") and any(word.lower_ in WH_WORDS for word in doc[:verb])
+    if token.pos_ not in ("AUX", "VERB") or token.lemma_ == "do":
+        return False
+    # The wh-word hangs on the verb, or on its subject ("Which singer"), before it (the parse may call it the object).
+    asked = any(
+        word.lower_ in WH_WORDS
+        and (word.head == token or (word.head.head == token and word.head.dep_ in _SUBJECT_DEPS))
+        for word in doc[:verb]
+    )
+    return asked and not any(word.dep_ in _SUBJECT_DEPS for word in name)
 
 
 def _conjoined(first: Any, second: Any) -> bool:
@@ -530,13 +548,28 @@ def _values(kind: str, attribute: set[str], evidence: list[list[Any]], named: li
             if value is not None:
                 pair = (value, row)
                 break
-        if pair[0] is None and attribute and kind == "time":
+        if pair[0] is None and attribute and kind == "time" and attribute.isdisjoint(_END_EVENTS):
             # No sentence words the asked event as the question does ("founded" against "began production in 1853",
-            # "born" against a life's dates in brackets): the first date of the subject's first sentence about itself.
+            # "born" against a life's dates in brackets): the date of the first sentence about the subject that holds
+            # one (`_own_date`).
             about = (row for row in rows if _about(row, name))
-            pair = next(((value, row) for row in about if (value := _plain_value(row.text, kind)) is not None), pair)
+            pair = next(((value, row) for row in about if (value := _own_date(row.text, attribute)) is not None), pair)
         found.append(pair)
     return found
+
+
+def _own_date(text: str, attribute: set[str]) -> tuple[int, int | None, int | None] | None:
+    """The date a sentence about a subject gives for an event it does not word as asked: its one date, or, for a birth,
+    the first of a life's dates ("(6 October 1919 – 26 March 1989)"); None when it holds several dates otherwise (which
+    is the asked one cannot be told: "operated from 1853 to 1990") or none."""
+    dates = [value for ent in parse(text).ents if ent.label_ == "DATE" for value in [_date_value(ent.text)] if value]
+    years = [int(year) for year in _YEAR.findall(text)]
+    dates = dates or [(year, None, None) for year in years]
+    if not dates:
+        return None
+    # A range the recogniser reads as one date ("from 1853 to 1990") still names two years.
+    several = len(dates) > 1 or len(set(years)) > 1
+    return dates[0] if not several or set(terms("born birth")) & attribute else None
 
 
 def _about(row: Any, name: str) -> bool:
@@ -545,7 +578,7 @@ def _about(row: Any, name: str) -> bool:
     published in 1953") dates something else."""
     wanted = set(terms(name))
     opening = re.sub(r"^(?:the|a|an)\s+", "", row.text.lstrip(" \"'"), flags=re.I)
-    return wanted <= row.title_terms or opening.lower().startswith(name.lower())
+    return wanted <= row.title_terms or re.match(rf"{re.escape(name)}(?!\w)", opening, re.I) is not None
 
 
 def _plain_value(text: str, kind: str) -> Any:

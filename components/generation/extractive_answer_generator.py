@@ -221,12 +221,12 @@ class ExtractiveAnswerGenerator(InitParameterSerialization, ChainReading):
         ranked = [document for document in documents if not isinstance((document.meta or {}).get("hop"), dict)]
         direct = self._compose(query, ranked, analysis, self.scoring)
         held = direct.pop("_held_reply", None)
+        # A question no chunk answered at all has no hop to read either.
+        evidence = direct.pop("_evidence", False)
         if direct.pop("_off_options", False):
             # A choice between listed options is answered by one of them: a span naming none ("a large outbreak" for
             # "Which outbreak produced more tornadoes, A or B?") answers something else, whatever its confidence.
             return _held_back(direct, held)
-        # A question no chunk answered at all has no hop to read either.
-        evidence = direct.pop("_evidence", False)
         # One part only: a chain answers the question as one part, and a several-part question's parts stay its own.
         if evidence is False or not self.scoring.on("decompose") or len(direct["parts"]) != 1:
             return direct

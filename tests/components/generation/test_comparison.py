@@ -117,9 +117,21 @@ class TestOptionsAfterTheComma:
         rows = [Row("Orla Vennick is a Danish singer from Aarhus."), Row("Tavrin Kelso is a Welsh singer.")]
         assert compare("Which singer is Welsh, Orla Vennick or Tavrin Kelso?", rows).answer == "Tavrin Kelso"
 
-    def test_a_list_opening_after_the_comma_keeps_its_first_name(self):
-        question = "Which is older, Kestrel Press, Amberline Books or Brask House?"
-        assert subjects(question, "or") == ["Kestrel Press", "Amberline Books", "Brask House"]
+    @pytest.mark.parametrize(
+        ("question", "joiner"),
+        [
+            ("Which is older, Kestrel Press, Amberline Books or Brask House?", "or"),
+            # The name after the verb is its subject, or the verb only carries the question: the list keeps it.
+            ("When were Kestrel Press, Amberline Books and Brask House founded?", "and"),
+            ("What do Kestrel Press, Amberline Books and Brask House have in common?", "and"),
+            ("Which did Kestrel Press, Amberline Books or Brask House release first?", "or"),
+        ],
+    )
+    def test_a_list_keeps_its_first_name(self, question, joiner):
+        assert subjects(question, joiner) == ["Kestrel Press", "Amberline Books", "Brask House"]
+
+    def test_a_bracketed_gloss_is_no_part_of_an_option(self):
+        assert subjects("Which is older, Kestrel (band) or Brask?", "or") == ["Kestrel", "Brask"]
 
 
 class TestADateTheQuestionWordsOtherwise:
@@ -149,10 +161,36 @@ class TestADateTheQuestionWordsOtherwise:
 
     def test_a_chunk_titled_by_the_subject_is_its_own_text(self):
         rows = [
-            Row("Orla Vennick (6 October 1919 – 26 March 1989) was a ski jumper."),
-            Row("His first novel, The Harbour, appeared in 1953.", title="Tavrin Kelso"),
+            Row("Kestrel Brewing is a beer company that began production in 1853 in Ohio."),
+            Row("Production started in 1777 at a mill in Leeds.", title="Varna Ales"),
         ]
-        assert compare("Who was born first, Orla Vennick or Tavrin Kelso?", rows).answer == "Orla Vennick"
+        verdict = compare("Which brewery was founded earlier, Kestrel Brewing or Varna Ales?", rows)
+        assert verdict is not None and verdict.answer == "Varna Ales"
+
+    def test_a_name_that_only_begins_the_sentence_s_first_word_is_not_its_subject(self):
+        rows = [
+            Row("Kestrel Brewing is a beer company that began production in 1853 in Ohio."),
+            Row("Varnamo Ales opened in 1777, long before the Varna brewery."),
+        ]
+        assert compare("Which brewery was founded earlier, Kestrel Brewing or Varna?", rows) is None
+
+    @pytest.mark.parametrize(
+        ("question", "rows"),
+        [
+            # An end asked of a life's dates: the first of them is the birth, no death.
+            (
+                "Who died first, Orla Vennick or Tavrin Kelso?",
+                ["Orla Vennick (1919 – 1999) was a ski jumper.", "Tavrin Kelso (1907 – 2004) was a ski jumper."],
+            ),
+            # Two dates of which the sentence does not say which is the asked one.
+            (
+                "Which brewery was bought first, Kestrel Brewing or Varna Ales?",
+                ["Kestrel Brewing operated from 1853 to 1990.", "Varna Ales operated from 1870 to 1901."],
+            ),
+        ],
+    )
+    def test_no_date_is_read_where_the_sentence_cannot_tell_the_asked_event(self, question, rows):
+        assert compare(question, [Row(text) for text in rows]) is None
 
 
 class TestSubjectsTheParseMisreads:
