@@ -137,11 +137,16 @@ class TestOptionsAfterTheComma:
 class TestADateTheQuestionWordsOtherwise:
     """A date asked of an event no sentence words as the question does is read from the subject's own text."""
 
-    def test_an_event_worded_otherwise(self):
-        rows = [
-            Row("Kestrel Brewing is a beer company that began production in 1853 in Ohio."),
+    @pytest.mark.parametrize(
+        "second",
+        [
             Row("Varna Ales was founded in 1777 by Orla Vennick."),
-        ]
+            # A chunk titled by the subject is its own text, whether or not its sentence names it.
+            Row("Production started in 1777 at a mill in Leeds.", title="Varna Ales"),
+        ],
+    )
+    def test_an_event_worded_otherwise(self, second):
+        rows = [Row("Kestrel Brewing is a beer company that began production in 1853 in Ohio."), second]
         verdict = compare("Which brewery was founded earlier, Kestrel Brewing or Varna Ales?", rows)
         assert verdict is not None and verdict.answer == "Varna Ales"
 
@@ -152,45 +157,42 @@ class TestADateTheQuestionWordsOtherwise:
         ]
         assert compare("Who was born first, Orla Vennick or Tavrin Kelso?", rows).answer == "Tavrin Kelso"
 
-    def test_a_sentence_that_only_mentions_the_subject_dates_nothing_of_it(self):
-        rows = [
-            Row("Orla Vennick (6 October 1919 – 26 March 1989) was a ski jumper."),
-            Row("The Harbour is a novel by Tavrin Kelso, first published in 1953.", title="The Harbour"),
-        ]
-        assert compare("Who was born first, Orla Vennick or Tavrin Kelso?", rows) is None
-
-    def test_a_chunk_titled_by_the_subject_is_its_own_text(self):
-        rows = [
-            Row("Kestrel Brewing is a beer company that began production in 1853 in Ohio."),
-            Row("Production started in 1777 at a mill in Leeds.", title="Varna Ales"),
-        ]
-        verdict = compare("Which brewery was founded earlier, Kestrel Brewing or Varna Ales?", rows)
-        assert verdict is not None and verdict.answer == "Varna Ales"
-
-    def test_a_name_that_only_begins_the_sentence_s_first_word_is_not_its_subject(self):
-        rows = [
-            Row("Kestrel Brewing is a beer company that began production in 1853 in Ohio."),
-            Row("Varnamo Ales opened in 1777, long before the Varna brewery."),
-        ]
-        assert compare("Which brewery was founded earlier, Kestrel Brewing or Varna?", rows) is None
-
     @pytest.mark.parametrize(
         ("question", "rows"),
         [
+            # A sentence that only mentions the subject dates something else of it.
+            (
+                "Who was born first, Orla Vennick or Tavrin Kelso?",
+                [
+                    Row("Orla Vennick (6 October 1919 – 26 March 1989) was a ski jumper."),
+                    Row("The Harbour is a novel by Tavrin Kelso, first published in 1953.", title="The Harbour"),
+                ],
+            ),
+            # A name that only begins the sentence's first word is not its subject ("Varnamo" for "Varna").
+            (
+                "Which brewery was founded earlier, Kestrel Brewing or Varna?",
+                [
+                    Row("Kestrel Brewing is a beer company that began production in 1853 in Ohio."),
+                    Row("Varnamo Ales opened in 1777, long before the Varna brewery."),
+                ],
+            ),
             # An end asked of a life's dates: the first of them is the birth, no death.
             (
                 "Who died first, Orla Vennick or Tavrin Kelso?",
-                ["Orla Vennick (1919 – 1999) was a ski jumper.", "Tavrin Kelso (1907 – 2004) was a ski jumper."],
+                [
+                    Row("Orla Vennick (1919 – 1999) was a ski jumper."),
+                    Row("Tavrin Kelso (1907 – 2004) was a ski jumper."),
+                ],
             ),
             # Two dates of which the sentence does not say which is the asked one.
             (
                 "Which brewery was bought first, Kestrel Brewing or Varna Ales?",
-                ["Kestrel Brewing operated from 1853 to 1990.", "Varna Ales operated from 1870 to 1901."],
+                [Row("Kestrel Brewing operated from 1853 to 1990."), Row("Varna Ales operated from 1870 to 1901.")],
             ),
         ],
     )
     def test_no_date_is_read_where_the_sentence_cannot_tell_the_asked_event(self, question, rows):
-        assert compare(question, [Row(text) for text in rows]) is None
+        assert compare(question, rows) is None
 
 
 class TestSubjectsTheParseMisreads:
