@@ -53,6 +53,8 @@ _END_EVENTS = frozenset(
     terms("die died death close closed end ended fold folded disband disbanded dissolve dissolved retire retired")
     + terms("cease ceased shut demolish demolished abolish abolished defunct")
 )
+# What a question asks when it asks when someone was born: a life's dates in brackets open with it.
+_BIRTH = frozenset(terms("born birth"))
 _NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?")
 _NEGATION = re.compile(r"\b(?:not|never|no longer|neither|nor)\b", re.I)
 # Words by which a question says it asks of several subjects at once.
@@ -562,14 +564,14 @@ def _own_date(text: str, attribute: set[str]) -> tuple[int, int | None, int | No
     """The date a sentence about a subject gives for an event it does not word as asked: its one date, or, for a birth,
     the first of a life's dates ("(6 October 1919 – 26 March 1989)"); None when it holds several dates otherwise (which
     is the asked one cannot be told: "operated from 1853 to 1990") or none."""
-    dates = [value for ent in parse(text).ents if ent.label_ == "DATE" for value in [_date_value(ent.text)] if value]
+    read = (_date_value(ent.text) for ent in parse(text).ents if ent.label_ == "DATE")
     years = [int(year) for year in _YEAR.findall(text)]
-    dates = dates or [(year, None, None) for year in years]
+    dates = [value for value in read if value is not None] or [(year, None, None) for year in years]
     if not dates:
         return None
     # A range the recogniser reads as one date ("from 1853 to 1990") still names two years.
     several = len(dates) > 1 or len(set(years)) > 1
-    return dates[0] if not several or set(terms("born birth")) & attribute else None
+    return dates[0] if not several or not attribute.isdisjoint(_BIRTH) else None
 
 
 def _about(row: Any, name: str) -> bool:

@@ -767,11 +767,11 @@ def _verdict_kind(question: QuestionAnalysis, form: str | None) -> str:
 def _names_no_option(span: str, how: dict[str, Any]) -> bool:
     """Whether a choice question's span (no verdict was reached) names none of the options it lists: neither holds
     the other's terms. False for a question that is no choice or lists no two options."""
-    options = how.get("options") or []
-    if len(options) < 2 or not terms(span):
-        return False
+    listed = [set(terms(option)) for option in how.get("options") or []]
     said = set(terms(span))
-    return not any(said <= set(terms(option)) or set(terms(option)) <= said for option in options if terms(option))
+    if len(listed) < 2 or not said:
+        return False
+    return not any(said <= option or option <= said for option in listed if option)
 
 
 def _held_back(direct: dict[str, Any], held: str | None) -> dict[str, Any]:

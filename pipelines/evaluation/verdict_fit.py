@@ -4,11 +4,11 @@ into the answer-confidence file, so that a verdict is as sure as its kind has pr
 A verdict (a *choice*: "Which was founded first, A or B?" answered by the option whose date wins; *both*: "Are A and
 B both ...?" answered yes or no; any other *yes/no*: `answer_confidence.VERDICT_KINDS`) is no span the confidence
 model was fitted on: the model's rows are almost all single-hop spans, and it gives a verdict about the confidence of
-its weakest subject's sentence read as such a span. How often a kind
-of verdict is right is a simpler and better measured thing: this fit replays the answer step on captured sets,
-counts each kind's verdicts and how many are right (token F1 >= 0.5 with a gold answer, as every headline is scored)
-on the tune halves, and stores the posterior mean of that rate under a uniform prior, `(right + 1) / (counted + 2)`:
-a kind seen a few times stays near one half, a kind right every time of many approaches one. The check halves' counts
+its weakest subject's sentence read as such a span. How often a kind of verdict is right is a simpler and better
+measured thing: this fit replays the answer step on captured sets, counts each kind's verdicts and how many are right
+(token F1 >= 0.5 with a gold answer, as every headline is scored) on the tune halves, and stores the posterior mean of
+that rate under a uniform prior, `(right + 1) / (counted + 2)`: a kind seen a few times stays near one half, a kind
+right every time of many approaches one. The check halves' counts
 are written beside it. The generator reads the rate as the confidence of every verdict of that kind
 (`AnswerConfidence.verdict_probability`); a kind no tune verdict was counted for keeps the model's confidence.
 
