@@ -13,7 +13,8 @@ Usage:
 
 DIR holds the capture files by their usual names (`squad.jsonl`, `hotpotqa_dev40.jsonl`, `musique_dev40.jsonl`,
 `demo_questions.jsonl`, `demo_paraphrases.jsonl`, `demo_analyst.jsonl`, `demo_analyst_fresh.jsonl`,
-`demo_verdicts.jsonl`, `verdicts_hotpotqa_corpus.jsonl`, `verdicts_musique_corpus.jsonl`); the sets default to every
+`demo_verdicts.jsonl`, `verdicts_hotpotqa_corpus.jsonl`, `verdicts_musique_corpus.jsonl`,
+`bridges_hotpotqa_corpus.jsonl`, `bridges_musique_corpus.jsonl`); the sets default to every
 one present. `-v` lists every part's short answer; `--json` writes each part's short answer, confidence and shown
 flag, a line a question, for diffing two trees.
 """
@@ -36,6 +37,8 @@ SETS = {
     "verdicts": ("demo_verdicts", "demo_verdicts.jsonl"),
     "verdicts_hotpotqa": ("verdicts_hotpotqa_corpus", "verdicts_hotpotqa_corpus.jsonl"),
     "verdicts_musique": ("verdicts_musique_corpus", "verdicts_musique_corpus.jsonl"),
+    "bridges_hotpotqa": ("bridges_hotpotqa_corpus", "bridges_hotpotqa_corpus.jsonl"),
+    "bridges_musique": ("bridges_musique_corpus", "bridges_musique_corpus.jsonl"),
 }
 
 

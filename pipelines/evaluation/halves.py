@@ -18,7 +18,7 @@ HALVES = ("tune", "check")
 def has_halves(set_name: str) -> bool:
     """Whether a set is one of those split into halves: the public dev sets, the demo questions and the verdict
     questions written over a public corpus (`verdicts_*`)."""
-    return set_name.lower().startswith(("squad", "hotpotqa", "musique", "demo", "verdicts"))
+    return set_name.lower().startswith(("squad", "hotpotqa", "musique", "demo", "verdicts", "bridges"))
 
 
 def half_of(set_name: str, record: Mapping[str, Any]) -> str:
