@@ -56,6 +56,10 @@ DESCRIPTION_POS = frozenset({"NOUN", "PROPN"})
 # bare ("What does the acronym X stand for?"), general English.
 FINITE_TAGS = frozenset({"VBZ", "VBD", "VBP", "MD"})
 DO_FORMS = frozenset({"do", "does", "did"})
+# Where a question's "do" after its wh-phrase stands at the latest ("In what year did ..."), and the tags of its bare
+# verb at the question's end (the parse may also read it as a singular noun, "NN").
+MAX_WH_PHRASE = 4
+BARE_VERB_TAGS = frozenset({"VB", "VBP"})
 # What may stand between a contact clause's verb and its stranded preposition ("is part of", "was born in").
 CLAUSE_POS = frozenset({"AUX", "VERB", "ADV", "PART", "NOUN", "ADJ"})
 # Parts of speech that carry what the rest of the question asks of the described thing.
@@ -99,19 +103,23 @@ def decompose(question: str) -> ChainCut | None:
     }
     if not wh:
         return None
+    closing = _closing_verb(doc)
     found = []
     for noun in doc:
         if noun.pos_ != "NOUN" or not noun.text.islower() or noun.i in wh or noun.lemma_.lower() in LIGHT_NOUNS:
             continue  # a capitalised noun is part of a name ("the World Drivers' Championship"), no description
+        if noun == closing:
+            continue  # the question's own verb, read as a noun
         if noun.head.lemma_ == "be" and any(
             child.i in wh and child.dep_ in COPULA_SIDES for child in noun.head.children
         ):
             continue  # "What was the population of X?": the wh-word asks for it directly, no hop
-        right = _description_end(noun)
+        right = _description_end(noun, closing)
         if right is None:
             continue
-        right = _verb_given_back(doc, right)
         left = _noun_start(noun)
+        if closing is not None and left <= closing.i < right:
+            right = closing.i  # the question's own verb (and its particle) swallowed: given back
         # The description asked as a question of its own: "What is the film that was shot in ...?"
         hop = f"What is {doc[left:right].text}?"
         if wh & set(range(left, right)):
@@ -234,12 +242,16 @@ def _noun_start(noun: Any) -> int:
     return min([noun.i] + [token.i for child in noun.lefts for token in child.subtree])
 
 
-def _description_end(noun: Any) -> int | None:
+def _description_end(noun: Any, closing: Any = None) -> int | None:
     """Where the description headed by the noun ends (the index after its last token), or None when the noun
     describes nothing: a noun with a relative or participial clause holding a name, an "of" phrase holding a name,
-    or a name's possessive (the hop must hold a name: what it can be looked up by)."""
-    for child in [*noun.rights, *_clauses_after(noun)]:
-        if child.dep_ in CLAUSE_DEPS and child.pos_ in {"VERB", "AUX"}:
+    or a name's possessive (the hop must hold a name: what it can be looked up by). The question's own closing verb
+    (`_closing_verb`), misread as the noun's only clause, makes no description of it ("the song X [born]")."""
+    clauses = [child for child in [*noun.rights, *_clauses_after(noun)] if child.dep_ in CLAUSE_DEPS]
+    for child in clauses:
+        if child == closing and len(clauses) == 1:
+            continue
+        if child.pos_ in {"VERB", "AUX"}:
             clause = [token for token in child.subtree if not _relativizer(token, child)]
             if len(clause) >= 2 and any(token.pos_ == "PROPN" for token in clause):
                 return max(token.i for token in child.subtree) + 1
@@ -250,6 +262,13 @@ def _description_end(noun: Any) -> int | None:
     of = next((child for child in noun.rights if child.dep_ == "prep" and child.lower_ == "of"), None)
     if of is not None and any(token.pos_ == "PROPN" for token in of.subtree):
         return max(token.i for token in of.subtree) + 1
+    if of is not None and closing is not None:
+        # "the director of the film [Vorlan die]": the parse hung the name after the "of" phrase on the question's own
+        # closing verb; the words between are the phrase's name.
+        end = max(token.i for token in of.subtree) + 1
+        between = noun.doc[end : closing.i]
+        if len(between) and all(token.pos_ == "PROPN" for token in between):
+            return closing.i
     return None
 
 
@@ -270,24 +289,52 @@ def _clauses_after(noun: Any) -> list[Any]:
     ]
 
 
-def _verb_given_back(doc: Any, right: int) -> int:
-    """Where a description that swallowed the question's own verb really ends. A question whose main verb is only an
-    auxiliary ("When was the company that acquired X founded?") needs its participle, but the parse may read it as a
-    clause inside the description ("... acquired [X founded]", or a participle on the name, "X [founded]"): a verb
-    that closes the question, hangs from a word of the description as a clause of its own (no relative word) and
-    has nothing after it is the question's own, and the description ends before it. (Its noun is asked about
-    through an adverbial wh-word: a wh-word beside the copula asks for the described thing itself, and no hop is
-    cut.)"""
+def _closing_verb(doc: Any) -> Any:
+    """The question's own verb where the parse hung it inside a description, else None. A question whose main verb
+    is only an auxiliary or "do" ("When was the company that acquired X founded?", "When did the director of X
+    die?") needs its closing verb, but the parse may read it as a clause inside the description ("... acquired [X
+    founded]", a participle on the name, "X [founded]", or a relative clause of the film, "the film X [die]", with
+    "did" as the main verb): a verb that closes the question, hangs from a word of the description as a clause of its
+    own (no relative word) and has nothing after it is the question's own, and a description ends before it. (Its
+    noun is asked about through an adverbial wh-word: a wh-word beside the copula asks for the described thing
+    itself, and no hop is cut.)"""
     root = next((token for token in doc if token.dep_ == "ROOT"), None)
     words = [token for token in doc if not token.is_punct]
-    if root is None or root.pos_ != "AUX" or not words or words[-1].i != right - 1:
-        return right
+    if root is None or not words:
+        return None
     verb = words[-1]
+    # After a wh-phrase and "do" the question's own verb closes it, bare ("When did the director of X die?"), whatever
+    # the parse makes of it: a clause of the name, or a noun the name's words modify ("Poland's election [die]"); a
+    # particle or a stranded preposition may follow it ("... come from?").
+    do = next((token for token in doc[:MAX_WH_PHRASE] if token.lower_ in DO_FORMS), None)
+    stranded = len(words) > 1 and verb.pos_ in {"ADP", "PART"}
+    described = {token.i for clause in doc if clause.dep_ in CLAUSE_DEPS for token in clause.subtree}
+    bare = words[-2] if stranded else verb
+    if (
+        do is not None
+        and any(token.lower_ in WH_WORDS for token in doc[: do.i])
+        and bare.i > do.i + 2
+        and bare.text.islower()
+        # A noun's tag only for the very last word, and only where no verb of the question's own comes before it
+        # ("When did Watt finish the development of the engine?" ends with the object of its verb); a verb of a
+        # relative clause is part of the subject ("the actress who replaced X [die]").
+        and (
+            bare.tag_ in BARE_VERB_TAGS
+            or (
+                not stranded
+                and bare.tag_ == "NN"
+                and not any(token.pos_ == "VERB" for token in doc[do.i + 1 : bare.i] if token.i not in described)
+            )
+        )
+    ):
+        return bare
+    if not (root.pos_ == "AUX" or root.lower_ in DO_FORMS):
+        return None
     if verb.pos_ != "VERB" or verb.dep_ not in {"ccomp", "conj", "xcomp", "relcl", "acl"}:
-        return right
+        return None
     if any(not token.is_punct for token in verb.rights) or any(token.lower_ in RELATIVIZERS for token in verb.subtree):
-        return right  # words after it, or its own relative word: the description's own clause
-    return verb.i
+        return None  # words after it, or its own relative word: the description's own clause
+    return verb
 
 
 def _relativizer(token: Any, clause: Any) -> bool:

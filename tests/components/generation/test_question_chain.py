@@ -100,6 +100,43 @@ from components.generation.question_chain import decompose
             "What is the company that acquired GraphQ?",
             "Where was <B> founded?",
         ),
+        # ... or as a clause of the name after "did" ("the 1960 film Herbsttango [die]", "did" read as the main
+        # verb): the description is the director's, not the film's.
+        (
+            "When did the director of the 1960 Austrian film Herbsttango die?",
+            "What is the director of the 1960 Austrian film Herbsttango?",
+            "When did <B> die?",
+        ),
+        # After "did" the question's closing bare verb is its own whatever the parse makes of it: a noun the name's
+        # words modify ("Varland's 1492 royal election [die]"), the head of a name hung on it ("the film [Vorlan
+        # die]"), a noun after the "of" phrase ("Halvex Mills [study]"), or a verb with its particle ("come from").
+        (
+            "When did the winner of Varland's 1492 free royal election die?",
+            "What is the winner of Varland's 1492 free royal election?",
+            "When did <B> die?",
+        ),
+        (
+            "When did the director of the film Vorlan die?",
+            "What is the director of the film Vorlan?",
+            "When did <B> die?",
+        ),
+        ("What did the founder of Halvex Mills study?", "What is the founder of Halvex Mills?", "What did <B> study?"),
+        (
+            "Which country did the band that recorded Tessar Lights come from?",
+            "What is the band that recorded Tessar Lights?",
+            "Which country did <B> come from?",
+        ),
+        (
+            "How many copies did the debut album of Tessar sell?",
+            "What is the debut album of Tessar?",
+            "How many copies did <B> sell?",
+        ),
+        # ... and a noun whose only clause was that verb describes nothing ("the song Tessar [born]").
+        (
+            "When was the writer of the song Tessar born?",
+            "What is the writer of the song Tessar?",
+            "When was <B> born?",
+        ),
         # A contact relative clause, with no relative word, ending in its stranded preposition: the parse reads its
         # verb as the question's own; the hop asks the clause of its name.
         (
