@@ -81,6 +81,7 @@ RULE_FAMILIES = {
     "subject": "a cited sentence about its chunk's subject answers with the full name the chunk opens with",
     "further_kind": "a further sentence holding another span of the asked kind gains",
     "graph_kind": "a name the graph knows as a product, a work or an event answers no 'who' (no headline)",
+    "life_dates": "'when was X born / did X die' reads the life's bracket after the name a sentence opens with",
 }
 # The features a family's switch sets to nothing.
 FAMILY_FEATURES = {

@@ -38,6 +38,7 @@ from components.generation.further_sentences import (
     subject_start,
 )
 from components.generation.graph_kinds import graph_kinds, names_no_doer
+from components.generation.life_dates import asked_life_event, life_answer
 from components.generation.name_labels import other_label
 from components.generation.question_analysis import (
     YES_NO_STARTS,
@@ -398,6 +399,13 @@ class ExtractiveAnswerGenerator(InitParameterSerialization, ChainReading):
             elif scoring.log is not None:
                 group = [(base[id(candidate)], candidate.text) for _, candidate in scored[:LOGGED_SENTENCES]]
                 scoring.log.append({"kind": "sentence", "candidates": group})
+            life = _life_reading(part, question.question_terms, scored) if scoring.on("life_dates") else None
+            if life is not None:
+                # "When did X die?": the end of the life's bracket after X's name in the sentence opening with it.
+                # Scored as any sentence holding an entity of the asked kind first (`kind_found`, `kind_rank` 0).
+                best_score, best, span = life
+                best_score += scoring.sentence_score({"kind_found": 1.0, "kind_rank": 0.0})
+                how, kind_match = "entity", 1.0
             if not span and (part.focus or part.kind in PHRASE_KINDS):
                 # No entity of the asked kind in the chosen sentence: the phrase the wh-word stands for.
                 span = phrase_span(best.text, part, question.question_terms, self._model, scoring)
@@ -412,6 +420,7 @@ class ExtractiveAnswerGenerator(InitParameterSerialization, ChainReading):
                     "kind_match": kind_match,
                     "sentence": best,
                     "top": [(score, candidate.text) for score, candidate in scored[:TOP_SENTENCES]],
+                    "life": life is not None,
                 }
             )
             if not picks:
@@ -703,7 +712,8 @@ class ExtractiveAnswerGenerator(InitParameterSerialization, ChainReading):
             if self.span_choice == "rate" and not rule_span:
                 continue
             rated = rated_candidates(sentence.text, part, question_terms, rule_span, rule_way, self._span_model)
-            if self.span_choice == "rate":
+            if self.span_choice == "rate" or found_how[position].get("life"):
+                # A life's date is the bracket's asked end, whichever of its dates the model would pick: only rated.
                 span_stats[position] = rate_span(rated)
                 continue
             if self.span_choice == "switch":
@@ -722,6 +732,21 @@ class ExtractiveAnswerGenerator(InitParameterSerialization, ChainReading):
                 found_how[position]["kind_match"] = kind_match
                 how = "entity" if kind_match else "phrase"
             shorts[position] = (choice.text, sentence.number, how)
+
+
+def _life_reading(
+    part: QuestionPart, question_terms: frozenset[str], scored: list[tuple[float, Sentence]]
+) -> tuple[float, Sentence, str] | None:
+    """For a part asking when a person it names was born or died (`life_dates.asked_life_event`), the best-scored
+    sentence opening with that name and its life's bracket, with its score and the asked date
+    (`life_dates.life_answer`); None otherwise."""
+    if asked_life_event(part.text) is None:
+        return None
+    for score, candidate in scored:
+        date = life_answer(candidate.text, part.text, question_terms)
+        if date:
+            return score, candidate, date
+    return None
 
 
 def _asks_a_name(part: QuestionPart) -> bool:
