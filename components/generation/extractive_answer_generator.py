@@ -38,7 +38,7 @@ from components.generation.further_sentences import (
     subject_start,
 )
 from components.generation.graph_kinds import graph_kinds, names_no_doer
-from components.generation.life_dates import asked_life_event, life_answer
+from components.generation.life_dates import LIFE_EVENT_TERMS, asked_life_event, life_answer
 from components.generation.name_labels import other_label
 from components.generation.question_analysis import (
     YES_NO_STARTS,
@@ -399,7 +399,7 @@ class ExtractiveAnswerGenerator(InitParameterSerialization, ChainReading):
             elif scoring.log is not None:
                 group = [(base[id(candidate)], candidate.text) for _, candidate in scored[:LOGGED_SENTENCES]]
                 scoring.log.append({"kind": "sentence", "candidates": group})
-            life = _life_reading(part, question.question_terms, scored) if scoring.on("life_dates") else None
+            life = _life_reading(part, best, scored) if scoring.on("life_dates") else None
             if life is not None:
                 # "When did X die?": the end of the life's bracket after X's name in the sentence opening with it.
                 # Scored as any sentence holding an entity of the asked kind first (`kind_found`, `kind_rank` 0).
@@ -734,16 +734,22 @@ class ExtractiveAnswerGenerator(InitParameterSerialization, ChainReading):
             shorts[position] = (choice.text, sentence.number, how)
 
 
+_A_YEAR = re.compile(r"\b\d{3,4}\b")
+
+
 def _life_reading(
-    part: QuestionPart, question_terms: frozenset[str], scored: list[tuple[float, Sentence]]
+    part: QuestionPart, best: Sentence, scored: list[tuple[float, Sentence]]
 ) -> tuple[float, Sentence, str] | None:
     """For a part asking when a person it names was born or died (`life_dates.asked_life_event`), the best-scored
     sentence opening with that name and its life's bracket, with its score and the asked date
-    (`life_dates.life_answer`); None otherwise."""
+    (`life_dates.life_answer`); None otherwise, or when the sentence chosen (`best`) words a birth or a death with a
+    year ("She died of cancer aged 74" gives none)."""
     if asked_life_event(part.text) is None:
         return None
+    if terms_of(best.text) & LIFE_EVENT_TERMS and _A_YEAR.search(best.text):
+        return None  # a sentence dating the birth or the death in words ("X died in Ghent on 9 May 1702") stands
     for score, candidate in scored:
-        date = life_answer(candidate.text, part.text, question_terms)
+        date = life_answer(candidate.text, part.text)
         if date:
             return score, candidate, date
     return None

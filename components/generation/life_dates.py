@@ -14,8 +14,8 @@ Only the convention is read (a name, a bracket, two dates joined by a dash or "t
 Usage:
 ```python
 lead = "Ilsa Varga (3 May 1911 – 28 April 1989) was a director."
-life_answer(lead, "When did Ilsa Varga die?", terms("When did Ilsa Varga die?"))  # "28 April 1989"
-life_answer(lead, "In what year was Ilsa Varga born?", terms("In what year was Ilsa Varga born?"))  # "1911"
+life_answer(lead, "When did Ilsa Varga die?")  # "28 April 1989"
+life_answer(lead, "In what year was Ilsa Varga born?")  # "1911"
 ```
 """
 
@@ -24,14 +24,23 @@ from __future__ import annotations
 import calendar
 import re
 from collections.abc import Iterable
+from typing import Any
 
 from components.text.analyzer import terms
+from components.text.language import parse
 
 BIRTH, DEATH = "birth", "death"
 _BIRTH_WORDS = frozenset(terms("born birth"))
 _DEATH_WORDS = frozenset(terms("die died death"))
-# A question asking for a date: "When ...", "In what year ...", "... on what date?".
-_ASKS_DATE = re.compile(r"\b(?:when|(?:what|which)\s+(?:year|date|day))\b", re.I)
+LIFE_EVENT_TERMS = _BIRTH_WORDS | _DEATH_WORDS
+# A question asking for a date: its first wh-word is "when" or asks for a year, a date or a day ("When ...", "In what
+# year ...", "... on what date?"); "Where did X live when she died?" asks for a place.
+_FIRST_WH = re.compile(r"\b(?:when|what|which|who|whom|whose|where|why|how)\b", re.I)
+_ASKS_DATE = re.compile(r"when|(?:what|which)\s+(?:year|date|day)\b", re.I)
+# The small words inside a person's name ("Geza von Cziffra", "Vasco da Gama").
+_NAME_PARTICLES = frozenset("von van der den de da di du del la le bin ibn".split())
+# A regnal number inside a name ("John I Albert").
+_REGNAL = re.compile(r"^[IVXL]+$")
 _ASKS_YEAR = re.compile(r"\b(?:what|which)\s+year\b", re.I)
 # The name a lead sentence opens with (an article, capitalised words and the small words of names such as "von",
 # "de" or "of"), then the brackets after it, the first of which may be empty or hold a pronunciation.
@@ -59,7 +68,8 @@ _ERAS = frozenset({"ad", "bc", "bce", "ce"})
 def asked_life_event(question: str) -> str | None:
     """`BIRTH` or `DEATH` when `question` asks for the date of one ("When was X born?", "In what year did X die?",
     "X was born on what date?"), else None (a question naming both, or neither, or asking no date)."""
-    if not _ASKS_DATE.search(question):
+    first = _FIRST_WH.search(question)
+    if first is None or not _ASKS_DATE.match(question, first.start()):
         return None
     asked = set(terms(question))
     birth, death = bool(asked & _BIRTH_WORDS), bool(asked & _DEATH_WORDS)
@@ -68,27 +78,51 @@ def asked_life_event(question: str) -> str | None:
     return BIRTH if birth else DEATH
 
 
-def life_answer(sentence: str, question: str, question_terms: Iterable[str]) -> str | None:
+def asked_person(question: str) -> frozenset[str]:
+    """The terms of the one name whose birth or death `question` asks about ("When did Ilsa Varga die?"); empty when
+    it names none, several ("When did A and B die?") or asks of someone the name only points at ("the husband of A",
+    "A's husband")."""
+    tokens = list(parse(question))
+    runs: list[list[Any]] = []
+    for position, token in enumerate(tokens):
+        small = token.lower_ in _NAME_PARTICLES or _REGNAL.match(token.text) is not None
+        inner = small and runs and runs[-1][-1].i == position - 1
+        if token.pos_ == "PROPN" or (inner and position + 1 < len(tokens) and tokens[position + 1].pos_ == "PROPN"):
+            if runs and runs[-1][-1].i == position - 1:
+                runs[-1].append(token)
+            else:
+                runs.append([token])
+    if len(runs) != 1:
+        return frozenset()
+    run = runs[0]
+    before = tokens[run[0].i - 1] if run[0].i else None
+    after = tokens[run[-1].i + 1] if run[-1].i + 1 < len(tokens) else None
+    if (before is not None and before.lower_ == "of") or (after is not None and after.tag_ == "POS"):
+        return frozenset()
+    return frozenset(terms(" ".join(token.text for token in run)))
+
+
+def life_answer(sentence: str, question: str, question_terms: Iterable[str] = ()) -> str | None:
     """The answer `sentence` gives to `question` when it asks when a person was born or died (`asked_life_event`):
-    the bracket's date (`life_date`), only its year when the question asks for a year ("In what year was X born?");
-    None otherwise."""
+    the bracket's date (`life_date`) when the sentence opens with the name the question asks of (`asked_person`;
+    the sentence may write it in full, "Sandra Miju Oh" for "Sandra Oh"), only its year when the question asks for a
+    year ("In what year was X born?"); None otherwise."""
     event = asked_life_event(question)
-    date = life_date(sentence, event, question_terms) if event else None
+    person = asked_person(question) if event else frozenset()
+    date = life_date(sentence, event, person) if person else None
     if date and _ASKS_YEAR.search(question):
         return next(word for word in date.split() if _YEAR.match(word.strip(",.")))
     return date
 
 
-def life_date(sentence: str, event: str, question_terms: Iterable[str]) -> str | None:
+def life_date(sentence: str, event: str, person: Iterable[str]) -> str | None:
     """The date of `event` (`BIRTH` or `DEATH`) in the brackets after the name `sentence` opens with, as written;
-    None when the sentence opens with no name the question holds (every word of it a question term), or its
-    brackets give no such date: a range of two dates gives the birth first and the death second, "born X" a birth
-    and "died X" a death."""
+    None when that name does not hold every word of the asked `person`'s (terms: "Brenn" is not "Karl Brenn"), or
+    its brackets give no such date: a range of two dates gives the birth first and the death second, "born X" a
+    birth and "died X" a death."""
     lead = _LEAD.match(sentence)
-    if lead is None:
-        return None
-    name = set(terms(lead.group("name")))
-    if not name or not name <= set(question_terms):
+    person = set(person)
+    if lead is None or not person or not person <= set(terms(lead.group("name"))):
         return None
     for inside in _BRACKET.findall(lead.group("brackets")):
         pieces = [piece.strip() for piece in inside.split(";")]

@@ -290,7 +290,7 @@ def _clauses_after(noun: Any) -> list[Any]:
 
 
 def _closing_verb(doc: Any) -> Any:
-    """The question's own verb where the parse hung it inside a description, else None. A question whose main verb
+    """The question's own closing verb where a description may have swallowed it, else None. A question whose main verb
     is only an auxiliary or "do" ("When was the company that acquired X founded?", "When did the director of X
     die?") needs its closing verb, but the parse may read it as a clause inside the description ("... acquired [X
     founded]", a participle on the name, "X [founded]", or a relative clause of the film, "the film X [die]", with
@@ -323,6 +323,7 @@ def _closing_verb(doc: Any) -> Any:
             or (
                 not stranded
                 and bare.tag_ == "NN"
+                and doc[bare.i - 1].pos_ not in {"ADP", "DET"}  # "... for a living", "... at university": a noun
                 and not any(token.pos_ == "VERB" for token in doc[do.i + 1 : bare.i] if token.i not in described)
             )
         )

@@ -20,6 +20,8 @@ from tests.components.ranking.chunks import kb_document
         ("Where was Ilsa Varga born?", None),  # a place, not a date
         ("When was Ilsa Varga born and when did she die?", None),  # both: which one is not one answer
         ("When did Ilsa Varga direct Pale Orchard?", None),
+        ("Where did Ilsa Varga live when she died?", None),  # a place, asked first
+        ("How old was Ilsa Varga when she died?", None),
     ],
 )
 def test_the_asked_event(question, event):
@@ -58,7 +60,27 @@ VARGA = "Ilsa Varga (3 May 1911 – 28 April 1989) was a Hungarian film director
     ],
 )
 def test_the_bracket_after_the_name(question, sentence, expected):
-    assert life_date(sentence, asked_life_event(question), set(terms(question))) == expected
+    assert life_answer(sentence, question) == expected
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "When did the husband of Ilsa Varga die?",  # someone the name points at
+        "When did Ilsa Varga's husband die?",
+        "When did Ilsa Varga and Karl Brenn die?",  # two people: one bracket answers for one
+        "When did Karla Ilsa Varga die?",  # a longer name than the sentence's: another person
+    ],
+)
+def test_only_the_person_asked_of_is_read(question):
+    assert life_answer(VARGA, question) is None
+
+
+def test_the_sentence_may_write_the_name_in_full():
+    assert life_date(VARGA, DEATH, terms("Varga")) == "28 April 1989"
+    assert (
+        life_answer("Sandra Miju Oh (born July 20, 1971) is an actress.", "When was Sandra Oh born?") == "July 20, 1971"
+    )
 
 
 @pytest.mark.parametrize(
@@ -94,3 +116,13 @@ def test_a_question_asking_when_a_person_died_reads_the_lead_sentence_not_anothe
     assert out["parts"][0]["short_answer"] == "28 April 1989"
     off = answer("When did the director Ilsa Varga die?", [film, person], rules_off=["life_dates"])
     assert off["parts"][0]["short_answer"] != "28 April 1989"
+
+
+def test_a_sentence_wording_the_death_itself_stands():
+    person = kb_document(
+        "person",
+        "Ilsa Varga (1911 – 1989) was a Hungarian film director. Ilsa Varga died in Tarvo on 28 April 1989.",
+        0.5,
+        title="Ilsa Varga",
+    )
+    assert answer("When did Ilsa Varga die?", [person])["parts"][0]["short_answer"] == "28 April 1989"
