@@ -27,6 +27,7 @@ from typing import Any
 
 from components.generation.answer_confidence import BOTH, CHOICE, YES_NO
 from components.generation.conflict_finder import AMOUNT_LABELS, AMOUNT_TOLERANCE, amount_key, date_key
+from components.generation.life_dates import BIRTH_WORDS
 from components.generation.question_analysis import HEAD_NOUN_LABELS, WH_WORDS
 from components.graph.dates import resolve_date
 from components.text.analyzer import terms, words
@@ -53,8 +54,6 @@ _END_EVENTS = frozenset(
     terms("die died death close closed end ended fold folded disband disbanded dissolve dissolved retire retired")
     + terms("cease ceased shut demolish demolished abolish abolished defunct")
 )
-# What a question asks when it asks when someone was born: a life's dates in brackets open with it.
-_BIRTH = frozenset(terms("born birth"))
 _NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?")
 _NEGATION = re.compile(r"\b(?:not|never|no longer|neither|nor)\b", re.I)
 # Words by which a question says it asks of several subjects at once.
@@ -571,7 +570,7 @@ def _own_date(text: str, attribute: set[str]) -> tuple[int, int | None, int | No
         return None
     # A range the recogniser reads as one date ("from 1853 to 1990") still names two years.
     several = len(dates) > 1 or len(set(years)) > 1
-    return dates[0] if not several or not attribute.isdisjoint(_BIRTH) else None
+    return dates[0] if not several or not attribute.isdisjoint(BIRTH_WORDS) else None
 
 
 def _about(row: Any, name: str) -> bool:

@@ -30,9 +30,9 @@ from components.text.analyzer import terms
 from components.text.language import parse
 
 BIRTH, DEATH = "birth", "death"
-_BIRTH_WORDS = frozenset(terms("born birth"))
+BIRTH_WORDS = frozenset(terms("born birth"))
 _DEATH_WORDS = frozenset(terms("die died death"))
-LIFE_EVENT_TERMS = _BIRTH_WORDS | _DEATH_WORDS
+LIFE_EVENT_TERMS = BIRTH_WORDS | _DEATH_WORDS
 # A question asking for a date: its first wh-word is "when" or asks for a year, a date or a day ("When ...", "In what
 # year ...", "... on what date?"); "Where did X live when she died?" asks for a place.
 _FIRST_WH = re.compile(r"\b(?:when|what|which|who|whom|whose|where|why|how)\b", re.I)
@@ -72,7 +72,7 @@ def asked_life_event(question: str) -> str | None:
     if first is None or not _ASKS_DATE.match(question, first.start()):
         return None
     asked = set(terms(question))
-    birth, death = bool(asked & _BIRTH_WORDS), bool(asked & _DEATH_WORDS)
+    birth, death = bool(asked & BIRTH_WORDS), bool(asked & _DEATH_WORDS)
     if birth == death:
         return None
     return BIRTH if birth else DEATH
